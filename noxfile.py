@@ -1,0 +1,109 @@
+"""The project's entry points: ``nox`` runs every check; ``nox -s docs`` builds the site."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nox
+
+nox.needs_version = ">=2024.10.9"
+nox.options.default_venv_backend = "virtualenv"
+nox.options.reuse_venv = "yes"
+# Every check, in an order where each one's inputs exist: the browser test
+# reads the site that `docs` built.
+nox.options.sessions = ["lint", "tests", "doctest", "docs", "browser", "bench"]
+
+ROOT = Path(__file__).parent
+PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
+BUILD = ROOT / "docs" / "_build"
+
+
+def install(session: nox.Session, *groups: str, editable: bool = True) -> None:
+    """Install the package and the named dependency groups of pyproject.toml."""
+    requirements = [req for group in groups for req in nox.project.dependency_groups(PYPROJECT, group)]
+    if requirements:
+        session.install(*requirements)
+    if editable:
+        session.install("-e", ".")
+    else:
+        session.install(".")
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Ruff (lint and format check) over the tree; mypy over src/."""
+    install(session, "lint")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    session.run("mypy")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """pytest: property tests, gradient checks, docstring doctests of src/."""
+    install(session, "test")
+    session.run(
+        "pytest",
+        "--doctest-modules",
+        "tests",
+        "src/inplace_recipes",
+        "-m",
+        "not browser",
+        *session.posargs,
+    )
+
+
+def sphinx(session: nox.Session, builder: str, *extra: str) -> None:
+    session.run(
+        "sphinx-build", "-W", "--keep-going", "-b", builder, "docs", str(BUILD / builder), *extra
+    )
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the HTML site, executing every script in recipes/ (warnings are errors)."""
+    install(session, "docs")
+    sphinx(session, "html", *session.posargs)
+    session.log(f"The site is at {BUILD / 'html' / 'index.html'}")
+
+
+@nox.session
+def doctest(session: nox.Session) -> None:
+    """Sphinx's doctest builder over every page, recipe text cell and docstring."""
+    install(session, "docs")
+    sphinx(session, "doctest", "-D", "plot_gallery=0", *session.posargs)
+
+
+@nox.session
+def browser(session: nox.Session) -> None:
+    """Open the built site in headless Chromium; fail on console errors or broken pages."""
+    if not (BUILD / "html" / "index.html").exists():
+        session.error("Build the site first: nox -s docs")
+    if shutil.which("chromium") is None:
+        session.run("apt-get", "update", external=True)
+        session.run("apt-get", "install", "-y", "chromium", external=True)
+    install(session, "browser")
+    session.run("pytest", "-m", "browser", "tests/test_browser.py", *session.posargs)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Quick benchmark of every recipe against the in-place baseline (``-- --full`` for all)."""
+    install(session, "test")
+    args = session.posargs or ["--quick", "--output", str(BUILD / "bench-quick.json")]
+    session.run("python", "-m", "inplace_recipes", "bench", *args)
+
+
+@nox.session
+def matrix(session: nox.Session) -> None:
+    """Print the compatibility matrix of every recipe and ``at[]``."""
+    install(session)
+    session.run("python", "-m", "inplace_recipes", "matrix", *session.posargs)
+
+
+@nox.session(default=False)
+def build(session: nox.Session) -> None:
+    """Build the sdist and wheel."""
+    session.install("build")
+    session.run("python", "-m", "build")

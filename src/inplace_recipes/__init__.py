@@ -1,0 +1,78 @@
+"""Out-of-place alternatives to ``x[index] = value`` under autograd, checked.
+
+>>> import torch, inplace_recipes as ir
+>>> ir.RECIPES["index_put"](torch.zeros(3), 1, 42.0)
+tensor([ 0., 42.,  0.])
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from .compare import GradientReport, RecipeResult, compare_gradients, tolerances
+from .indexing import IndexPlan
+from .recipes import (
+    NotApplicable,
+    UnsupportedIndexError,
+    UnsupportedValueError,
+    RECIPES,
+    clone_setitem,
+    index_put,
+    inplace_setitem,
+    mask_blend,
+    masked_fill,
+    scatter,
+    select_scatter,
+    where,
+)
+
+try:
+    __version__ = version("inplace-recipes")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0.0.0"
+
+# Tools beyond the recipes load on first use, so `import inplace_recipes`
+# stays as cheap as importing torch and nothing runs until it is asked for.
+_LAZY = {
+    "at": "at",
+    "audit": "audit",
+    "AuditReport": "audit",
+    "explain": "explain",
+    "best_recipe": "recommend",
+    "compatibility_matrix": "matrix",
+    "draw_graph": "graph",
+    "graph_nodes": "graph",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [  # noqa: RUF022 - grouped: recipes, checks, tools
+    "RECIPES",
+    "NotApplicable",
+    "UnsupportedIndexError",
+    "UnsupportedValueError",
+    "GradientReport",
+    "IndexPlan",
+    "RecipeResult",
+    "__version__",
+    "clone_setitem",
+    "compare_gradients",
+    "index_put",
+    "inplace_setitem",
+    "mask_blend",
+    "masked_fill",
+    "scatter",
+    "select_scatter",
+    "tolerances",
+    "where",
+    *_LAZY,
+]

@@ -22,12 +22,33 @@ tensor([3, 5])
 from __future__ import annotations
 
 import operator
+import sys
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any, Literal
 
 import torch
 from torch import Tensor
+
+if sys.version_info >= (3, 12):
+    from functools import cached_property
+else:  # functools' takes an RLock before 3.12, which torch.compile cannot trace
+    from collections.abc import Callable
+    from typing import Generic, TypeVar
+
+    _T = TypeVar("_T")
+
+    class cached_property(Generic[_T]):  # noqa: N801 - stands in for functools'
+        """A lock-free ``functools.cached_property``."""
+
+        def __init__(self, fn: Callable[[Any], _T]) -> None:
+            self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
+
+        def __get__(self, obj: Any, owner: Any = None) -> _T:
+            if obj is None:
+                return self  # type: ignore[return-value]
+            if self.name not in obj.__dict__:
+                obj.__dict__[self.name] = self.fn(obj)
+            return obj.__dict__[self.name]  # type: ignore[no-any-return]
 
 __all__ = ["IndexPlan", "Step", "as_value"]
 
@@ -86,8 +107,9 @@ class IndexPlan:
     """What ``x[index]`` selects, in every form a recipe may need.
 
     Build one with :meth:`IndexPlan.of`. ``kind`` is ``"basic"`` for ints,
-    slices, ``...`` and ``None`` alone; ``"mask"`` for one boolean tensor over
-    the leading dimensions; ``"advanced"`` for anything with an index tensor.
+    slices, one ``...`` and ``None`` alone; ``"mask"`` for one boolean tensor
+    over the leading dimensions; ``"advanced"`` for anything with an index
+    tensor (and for torch's rarely used several ``...``, left to torch).
     """
 
     shape: torch.Size
@@ -108,7 +130,8 @@ class IndexPlan:
             raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
         items = _canonical(index)
         kind: Kind
-        if all(_is_int(i) or isinstance(i, slice) or i is None or i is Ellipsis for i in items):
+        simple = all(_is_int(i) or isinstance(i, slice) or i is None or i is Ellipsis for i in items)
+        if simple and sum(1 for i in items if i is Ellipsis) <= 1:
             kind = "basic"
         elif (
             len(items) == 1
@@ -122,6 +145,35 @@ class IndexPlan:
         plan = cls(x.shape, x.device, items, kind)
         plan._validate()
         return plan
+
+    @staticmethod
+    def items(ndim: int, index: Any) -> tuple[tuple[Any, int | None], ...]:
+        """Each item of ``index`` (lists and bools as tensors) with the first
+        dimension of an ``ndim``-dimensional ``x`` that it indexes (``None`` for
+        ``None`` and ``...``). Bounds are not checked.
+
+        >>> IndexPlan.items(3, (..., [0, 5]))
+        ((Ellipsis, None), (tensor([0, 5]), 2))
+        """
+        items = _canonical(index)
+        n_real = sum(
+            i.ndim if isinstance(i, Tensor) and i.dtype == torch.bool else 1
+            for i in items
+            if i is not None and i is not Ellipsis
+        )
+        out: list[tuple[Any, int | None]] = []
+        dim = 0
+        for item in items:
+            if item is None:
+                out.append((item, None))
+            elif item is Ellipsis:
+                out.append((item, None))
+                dim += max(ndim - n_real, 0)
+            else:
+                out.append((item, dim))
+                is_mask = isinstance(item, Tensor) and item.dtype == torch.bool
+                dim += item.ndim if is_mask else 1
+        return tuple(out)
 
     # -- validation -------------------------------------------------------
 
@@ -151,8 +203,6 @@ class IndexPlan:
             raise TypeError(f"only basic indices have steps; this index is {self.kind}")
         items = self.index
         n_real = sum(1 for i in items if i is not None and i is not Ellipsis)
-        if sum(1 for i in items if i is Ellipsis) > 1:
-            raise IndexError("an index can only have a single ellipsis ('...')")
         if n_real > len(self.shape):
             raise IndexError(f"too many indices for tensor of dimension {len(self.shape)}")
         steps: list[Step] = []
@@ -318,7 +368,9 @@ def as_value(value: Any, x: Tensor) -> Tensor:
     """``value`` as a tensor of ``x``'s dtype and device, as setitem casts it.
 
     Gradients flow through the cast, so a float64 value that requires grad
-    still receives its gradient when written into a float32 ``x``.
+    still receives its gradient when written into a float32 ``x``. (Setitem
+    casts too for ints and slices, but refuses another dtype with index
+    tensors; recipes accept it for every index.)
 
     >>> as_value(2.7, torch.zeros(2, dtype=torch.int64))
     tensor(2)

@@ -134,9 +134,10 @@ def clone_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([[0., 3.],
             [0., 0.]])
     """
-    plan, _ = _prepare(x, index, value)
+    plan, v = _prepare(x, index, value)
     y = x.clone()
-    y[plan.index] = value
+    # setitem with index tensors refuses a value of another dtype: pass the cast one
+    y[plan.index] = v if isinstance(value, Tensor) else value
     return y
 
 
@@ -190,7 +191,9 @@ def select_scatter(x: Tensor, index: Any, value: Any) -> Tensor:
     """A chain of ``select_scatter``/``slice_scatter``, one per int or slice.
 
     Takes basic indices only (ints, slices, ``...``, ``None``); it raises
-    ``TypeError`` for index tensors. Nothing is saved for backward.
+    ``TypeError`` for index tensors. Nothing is saved for backward. Torch
+    has no complex autograd for these two ops, so complex tensors are
+    written as real pairs through ``torch.view_as_real``.
 
     >>> select_scatter(torch.zeros(2, 3), (1, slice(None, None, 2)), 1.0)
     tensor([[0., 0., 0.],
@@ -207,6 +210,10 @@ def select_scatter(x: Tensor, index: Any, value: Any) -> Tensor:
         part = part.squeeze(axis)
     if not plan.steps:  # the whole tensor is overwritten
         return part.expand(x.shape).clone()
+    if x.is_complex():  # select_scatter has no complex autograd: write real pairs
+        pairs = torch.view_as_real(x.resolve_conj())
+        written = _scatter_steps(pairs, plan.steps, torch.view_as_real(part.resolve_conj()))
+        return torch.view_as_complex(written)
     return _scatter_steps(x, plan.steps, part)
 
 

@@ -1,0 +1,149 @@
+"""Hypothesis strategies for ``x[index] = value`` cases: shapes, indices, values.
+
+Every index kind that setitem takes: ints (negative too), slices with steps,
+``...``, ``None``, boolean masks over leading dimensions, integer index
+tensors without duplicate positions, and mixes of these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from hypothesis import strategies as st
+
+DTYPES = (torch.float32, torch.float64, torch.complex64, torch.int64)
+
+
+@dataclass
+class Case:
+    """One drawn write: ``x[index] = value``."""
+
+    x: torch.Tensor
+    index: Any
+    value: Any
+
+    def reference(self) -> torch.Tensor:
+        y = self.x.detach().clone()
+        value = self.value
+        if isinstance(value, torch.Tensor):  # setitem with index tensors wants x's dtype
+            value = value.to(y.dtype)
+        y[self.index] = value
+        return y
+
+
+def _number(draw: st.DrawFn, dtype: torch.dtype) -> Any:
+    if dtype.is_complex:
+        return complex(draw(st.integers(-9, 9)), draw(st.integers(-9, 9)))
+    if dtype.is_floating_point:
+        return draw(st.integers(-9, 9)) / 4
+    return draw(st.integers(-9, 9))
+
+
+def _tensor(draw: st.DrawFn, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+    seed = draw(st.integers(0, 2**16))
+    gen = torch.Generator().manual_seed(seed)
+    if dtype.is_floating_point or dtype.is_complex:
+        return torch.randn(shape, generator=gen, dtype=dtype)
+    return torch.randint(-9, 10, shape, generator=gen, dtype=dtype)
+
+
+def _slice(draw: st.DrawFn, size: int) -> slice:
+    start = draw(st.none() | st.integers(-size - 1, size + 1))
+    stop = draw(st.none() | st.integers(-size - 1, size + 1))
+    step = draw(st.sampled_from([None, 1, 2, 3]))
+    return slice(start, stop, step)
+
+
+def _basic(draw: st.DrawFn, shape: tuple[int, ...]) -> Any:
+    n = draw(st.integers(0, len(shape)))
+    leading = draw(st.booleans())  # index the leading dims, or the trailing ones behind ...
+    sizes = shape[:n] if leading else shape[len(shape) - n :]
+    items: list[Any] = []
+    for size in sizes:
+        if size > 0 and draw(st.booleans()):
+            items.append(draw(st.integers(-size, size - 1)))
+        else:
+            items.append(_slice(draw, size))
+    if not leading:
+        items.insert(0, Ellipsis)
+    elif draw(st.booleans()):
+        items.append(Ellipsis)
+    for _ in range(draw(st.integers(0, 2))):
+        items.insert(draw(st.integers(0, len(items))), None)
+    if len(items) == 1 and draw(st.booleans()):
+        return items[0]
+    return tuple(items)
+
+
+def _mask(draw: st.DrawFn, shape: tuple[int, ...]) -> torch.Tensor:
+    k = draw(st.integers(1, len(shape)))
+    seed = draw(st.integers(0, 2**16))
+    return torch.rand(shape[:k], generator=torch.Generator().manual_seed(seed)) < 0.5
+
+
+def _unique_positions(draw: st.DrawFn, sizes: tuple[int, ...]) -> list[torch.Tensor]:
+    """Index tensors for ``sizes`` that never name one position twice."""
+    total = 1
+    for s in sizes:
+        total *= s
+    count = draw(st.integers(0, min(total, 6)))
+    flat = draw(st.permutations(range(total)))[:count]
+    coords = []
+    for size in reversed(sizes):
+        coords.append([f % size for f in flat])
+        flat = [f // size for f in flat]
+    coords.reverse()
+    shape = (count,)
+    if count and count % 2 == 0 and draw(st.booleans()):
+        shape = (2, count // 2)
+    tensors = []
+    for c, size in zip(coords, sizes, strict=True):
+        t = torch.tensor(c, dtype=torch.long).reshape(shape)
+        if draw(st.booleans()):
+            t = t - size  # negative positions name the same elements
+        tensors.append(t)
+    return tensors
+
+
+def _advanced(draw: st.DrawFn, shape: tuple[int, ...]) -> Any:
+    nonempty = [d for d, s in enumerate(shape) if s > 0]
+    if not nonempty:
+        return _mask(draw, shape)
+    dims = sorted(draw(st.lists(st.sampled_from(nonempty), min_size=1, max_size=2, unique=True)))
+    tensors = _unique_positions(draw, tuple(shape[d] for d in dims))
+    items: list[Any] = [slice(None)] * (max(dims) + 1)
+    for d, t in zip(dims, tensors, strict=True):
+        items[d] = t
+    if len(items) == 1 and draw(st.booleans()):
+        return items[0]
+    return tuple(items)
+
+
+@st.composite
+def cases(draw: st.DrawFn, dtypes: tuple[torch.dtype, ...] = DTYPES) -> Case:
+    """A tensor, an index into it and a value that fits ``x[index]``."""
+    dtype = draw(st.sampled_from(dtypes))
+    shape = tuple(draw(st.lists(st.integers(0, 4), max_size=3)))
+    x = _tensor(draw, shape, dtype)
+    if not shape:
+        index = draw(st.sampled_from([(), Ellipsis, None, (None, Ellipsis)]))
+    else:
+        kind = draw(st.sampled_from(["basic", "mask", "advanced"]))
+        index = {"basic": _basic, "mask": _mask, "advanced": _advanced}[kind](draw, shape)
+    target = x[index].shape
+    how = draw(st.sampled_from(["number", "full", "broadcast", "wider"]))
+    value: Any
+    if how == "number":
+        value = _number(draw, dtype)
+    else:
+        vshape = list(target)
+        if how == "broadcast" and vshape:
+            keep = draw(st.integers(0, len(vshape)))
+            vshape = [1 if draw(st.booleans()) else s for s in vshape[len(vshape) - keep :]]
+        vdtype = dtype
+        if how == "wider" and dtype == torch.float32:
+            vdtype = torch.float64
+        value = _tensor(draw, tuple(vshape), vdtype)
+    return Case(x, index, value)

@@ -1,0 +1,132 @@
+"""The index model: positions, masks and steps agree with what ``x[index]`` reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from hypothesis import given
+from strategies import Case, cases
+
+from inplace_recipes import RECIPES
+from inplace_recipes.indexing import IndexPlan, as_value
+
+
+@given(case=cases())
+def test_flat_positions_read_what_indexing_reads(case: Case) -> None:
+    plan = IndexPlan.of(case.x, case.index)
+    positions = plan.flat_positions()
+    assert positions.shape == case.x[case.index].shape == plan.result_shape
+    assert torch.equal(case.x.reshape(-1)[positions], case.x[case.index])
+
+
+@given(case=cases())
+def test_mask_marks_exactly_the_written_positions(case: Case) -> None:
+    plan = IndexPlan.of(case.x, case.index)
+    expected = torch.zeros(case.x.shape, dtype=torch.bool)
+    expected[case.index] = True
+    assert torch.equal(plan.mask().expand(case.x.shape), expected)
+
+
+@given(case=cases())
+def test_spread_agrees_with_the_value_at_written_positions(case: Case) -> None:
+    plan = IndexPlan.of(case.x, case.index)
+    value = as_value(case.value, case.x)
+    spread = plan.spread(value).expand(case.x.shape)
+    assert torch.equal(spread[case.index], plan.fit(value))
+
+
+@pytest.mark.parametrize(
+    ("index", "kind"),
+    [
+        (0, "basic"),
+        ((slice(None), -1), "basic"),
+        ((None, Ellipsis), "basic"),
+        (torch.ones(3, 4, dtype=torch.bool), "mask"),
+        (torch.ones(3, dtype=torch.bool), "mask"),
+        (torch.ones(3, 4, dtype=torch.uint8), "mask"),
+        (torch.tensor([0, 1]), "advanced"),
+        ([0, 1], "advanced"),
+        (torch.tensor(1), "advanced"),
+        (True, "advanced"),
+        ((0, torch.tensor([1, 2])), "advanced"),
+    ],
+)
+def test_kinds(index: Any, kind: str) -> None:
+    assert IndexPlan.of(torch.zeros(3, 4), index).kind == kind
+
+
+BAD_INDICES: list[tuple[Any, type[Exception], str]] = [
+    (3, IndexError, "index 3 is out of bounds for dimension 0 with size 3"),
+    (-4, IndexError, "index -4 is out of bounds for dimension 0 with size 3"),
+    ((0, 9), IndexError, "index 9 is out of bounds for dimension 1 with size 4"),
+    (torch.tensor([0, 5]), IndexError, "index 5 is out of bounds for dimension 0 with size 3"),
+    ((0, 0, 0), IndexError, "too many indices for tensor of dimension 2"),
+    (torch.ones(2, dtype=torch.bool), IndexError, r"shape of the mask \[2\] .* \[3, 4\]"),
+    (slice(None, None, -1), ValueError, "step must be greater than zero"),
+    (torch.tensor([0.5]), IndexError, "must be long, int, byte or bool"),
+    (0.5, IndexError, "only integers, slices"),
+]
+
+
+@pytest.mark.parametrize("name", list(RECIPES))
+@pytest.mark.parametrize(("index", "error", "message"), BAD_INDICES)
+def test_bad_index_raises_what_torch_raises(
+    name: str, index: Any, error: type[Exception], message: str
+) -> None:
+    x = torch.zeros(3, 4)
+    with pytest.raises(error, match=message):
+        RECIPES[name](x, index, 1.0)
+    with pytest.raises(error, match=message.split(" ")[0]):  # torch's own setitem agrees
+        x.clone()[index] = 1.0
+
+
+@pytest.mark.parametrize("name", list(RECIPES))
+def test_value_that_does_not_broadcast_names_both_shapes(name: str) -> None:
+    with pytest.raises(RuntimeError, match=r"shape \[2\] .* shape \[3\]"):
+        RECIPES[name](torch.zeros(3, 4), (slice(None), 0), torch.ones(2))
+
+
+@pytest.mark.parametrize("name", list(RECIPES))
+@pytest.mark.parametrize(
+    ("x", "value", "message"),
+    [
+        ([1.0, 2.0], 0.0, "x must be a torch.Tensor, got list"),
+        (torch.zeros(2), "a", "value must be a Python number or a torch.Tensor, got str"),
+        (torch.zeros(2), 1j, "cannot write a complex value into a torch.float32 tensor"),
+        (torch.zeros(2), torch.tensor(1j), "imaginary part would be lost"),
+    ],
+)
+def test_bad_tensor_or_value_is_a_type_error(name: str, x: Any, value: Any, message: str) -> None:
+    with pytest.raises(TypeError, match=message):
+        RECIPES[name](x, 0, value)
+
+
+def test_setitem_drops_leading_ones_of_the_value_and_so_do_recipes() -> None:
+    x = torch.zeros(3)
+    value = torch.ones(1, 1, 3)
+    expected = x.clone()
+    expected[:] = value
+    for name, fn in RECIPES.items():
+        if name != "masked_fill":  # writes one value, not three
+            assert torch.equal(fn(x, slice(None), value), expected), name
+
+
+@pytest.mark.parametrize(
+    "index", [(Ellipsis, Ellipsis), (Ellipsis, 1, Ellipsis), (0, Ellipsis, Ellipsis)]
+)
+def test_several_ellipses_follow_torch(index: Any) -> None:
+    x = torch.arange(24.0).reshape(2, 3, 4)
+    expected = x.clone()
+    expected[index] = -1.0
+    for name, fn in RECIPES.items():
+        if name != "select_scatter":
+            assert torch.equal(fn(x, index, -1.0), expected), name
+
+
+def test_has_duplicates() -> None:
+    x = torch.zeros(2, 2)
+    assert IndexPlan.of(x, (torch.tensor([0, 0]), torch.tensor([1, 1]))).has_duplicates()
+    assert not IndexPlan.of(x, (torch.tensor([0, 1]), torch.tensor([1, 1]))).has_duplicates()
+    assert not IndexPlan.of(x, 0).has_duplicates()

@@ -21,7 +21,9 @@ BUILD = ROOT / "docs" / "_build"
 
 def install(session: nox.Session, *groups: str, editable: bool = True) -> None:
     """Install the package and the named dependency groups of pyproject.toml."""
-    requirements = [req for group in groups for req in nox.project.dependency_groups(PYPROJECT, group)]
+    requirements = [
+        req for group in groups for req in nox.project.dependency_groups(PYPROJECT, group)
+    ]
     if requirements:
         session.install(*requirements)
     if editable:

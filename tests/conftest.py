@@ -14,4 +14,6 @@ settings.register_profile(
 )
 settings.register_profile("ci", parent=settings.get_profile("default"), print_blob=True)
 settings.register_profile("quick", max_examples=25, deadline=None)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default"))
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default")
+)

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 import torch
 from hypothesis import given
-from strategies import Case, cases
 
 from inplace_recipes import RECIPES
 from inplace_recipes.indexing import IndexPlan, as_value
+from strategies import Case, cases
 
 
 @given(case=cases())

@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 import torch
 from hypothesis import assume, event, given
-from strategies import Case, cases
 
 import inplace_recipes as ir
 from inplace_recipes import RECIPES, NotApplicable, compare_gradients
 from inplace_recipes.indexing import IndexPlan
+from strategies import Case, cases
 
 NAMES = list(RECIPES)
 
@@ -85,12 +85,16 @@ GRADCHECK_CASES: list[tuple[str, tuple[int, ...], Any, Any]] = [
 def _gradcheck_inputs(shape: tuple[int, ...], index: Any, vshape: Any) -> tuple[Any, ...]:
     gen = torch.Generator().manual_seed(0)
     x = torch.randn(shape, dtype=torch.float64, generator=gen)
-    index = {
-        "mask": torch.tensor([[True, False, True, False]] * 3),
-        "row mask": torch.tensor([True, False, True]),
-        "positions": torch.tensor([4, 0, 2]),
-        "mixed": (torch.tensor([0, 2]), torch.tensor([3, 1])),
-    }.get(index, index) if isinstance(index, str) else index
+    index = (
+        {
+            "mask": torch.tensor([[True, False, True, False]] * 3),
+            "row mask": torch.tensor([True, False, True]),
+            "positions": torch.tensor([4, 0, 2]),
+            "mixed": (torch.tensor([0, 2]), torch.tensor([3, 1])),
+        }.get(index, index)
+        if isinstance(index, str)
+        else index
+    )
     if vshape == "number":
         return x, index, 0.5
     if vshape == "matching":

@@ -14,10 +14,10 @@ from typing import Any
 from .compare import GradientReport, RecipeResult, compare_gradients, tolerances
 from .indexing import IndexPlan
 from .recipes import (
+    RECIPES,
     NotApplicable,
     UnsupportedIndexError,
     UnsupportedValueError,
-    RECIPES,
     clone_setitem,
     index_put,
     inplace_setitem,
@@ -55,17 +55,25 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = [  # noqa: RUF022 - grouped: recipes, checks, tools
+__all__ = [
     "RECIPES",
-    "NotApplicable",
-    "UnsupportedIndexError",
-    "UnsupportedValueError",
+    "AuditReport",
     "GradientReport",
     "IndexPlan",
+    "NotApplicable",
     "RecipeResult",
+    "UnsupportedIndexError",
+    "UnsupportedValueError",
     "__version__",
+    "at",
+    "audit",
+    "best_recipe",
     "clone_setitem",
     "compare_gradients",
+    "compatibility_matrix",
+    "draw_graph",
+    "explain",
+    "graph_nodes",
     "index_put",
     "inplace_setitem",
     "mask_blend",
@@ -74,5 +82,4 @@ __all__ = [  # noqa: RUF022 - grouped: recipes, checks, tools
     "select_scatter",
     "tolerances",
     "where",
-    *_LAZY,
 ]

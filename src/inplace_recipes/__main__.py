@@ -20,7 +20,9 @@ def compare(argv: Sequence[str]) -> int:
 
     from .compare import compare_gradients
 
-    parser = argparse.ArgumentParser(prog="inplace-recipes compare", description=COMMANDS["compare"])
+    parser = argparse.ArgumentParser(
+        prog="inplace-recipes compare", description=COMMANDS["compare"]
+    )
     parser.add_argument("--size", type=int, default=3, help="elements of the 1-D tensor")
     args = parser.parse_args(argv)
     torch.manual_seed(0)

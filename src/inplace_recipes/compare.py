@@ -166,7 +166,9 @@ class GradientReport:
             else:
                 row.append("yes" if r.ok else "NO: " + "; ".join(r.problems))
             rows.append(row)
-        widths = [max(len(row[i]) for row in rows[:] if i < len(row) - 1) for i in range(len(header) - 1)]
+        widths = [
+            max(len(row[i]) for row in rows[:] if i < len(row) - 1) for i in range(len(header) - 1)
+        ]
         lines = []
         for n, row in enumerate(rows):
             cells = [cell.ljust(w) for cell, w in zip(row[:-1], widths, strict=True)]
@@ -227,45 +229,38 @@ def _nonfinite(*tensors: Tensor | None) -> bool:
 @dataclass
 class _Run:
     out: Tensor
-    grads: tuple[Tensor | None, ...]
-    second: tuple[Tensor | None, ...]
+    grads: tuple[Tensor, ...]
+    second: tuple[Tensor, ...]
     mutated: bool
 
 
-def _run(
-    fn: Recipe, x: Tensor, index: Any, value: Any, loss: Loss, second_order: bool
-) -> _Run:
+def _grad(output: Tensor, inputs: list[Tensor], create_graph: bool) -> tuple[Tensor, ...]:
+    """Gradients of ``output``, with zeros for inputs it does not depend on."""
+    if not output.requires_grad:
+        return tuple(torch.zeros_like(i) for i in inputs)
+    got = torch.autograd.grad(output, inputs, allow_unused=True, create_graph=create_graph)
+    return tuple(torch.zeros_like(i) if g is None else g for i, g in zip(inputs, got, strict=True))
+
+
+def _run(fn: Recipe, x: Tensor, index: Any, value: Any, loss: Loss, second_order: bool) -> _Run:
     """Run ``fn`` on fresh leaves and differentiate ``loss`` of its result."""
-    x_leaf = x.detach().clone()
-    if _differentiable(x_leaf):
-        x_leaf.requires_grad_(True)
+    x_leaf = x.detach().clone().requires_grad_(_differentiable(x))
     v_leaf = value
     if isinstance(value, Tensor):
-        v_leaf = value.detach().clone()
-        if _differentiable(v_leaf) and _differentiable(x_leaf):
-            v_leaf.requires_grad_(True)
+        wanted = _differentiable(value) and _differentiable(x)
+        v_leaf = value.detach().clone().requires_grad_(wanted)
     before, version = x_leaf.detach().clone(), x_leaf._version
     out = fn(x_leaf, index, v_leaf)
     mutated = x_leaf._version != version or not bool(_same(x_leaf.detach(), before).all())
     inputs = [t for t in (x_leaf, v_leaf) if isinstance(t, Tensor) and t.requires_grad]
-    grads: tuple[Tensor | None, ...] = ()
-    second: tuple[Tensor | None, ...] = ()
-    if inputs and out.requires_grad:
-        got = torch.autograd.grad(loss(out), inputs, allow_unused=True, create_graph=second_order)
-        grads = tuple(torch.zeros_like(i) if g is None else g for i, g in zip(inputs, got, strict=True))
+    grads: tuple[Tensor, ...] = ()
+    second: tuple[Tensor, ...] = ()
+    if inputs:
+        grads = _grad(loss(out) if out.requires_grad else out.sum(), inputs, second_order)
         if second_order:
-            total = sum((g.real if g.is_complex() else g).sum() for g in grads if g.requires_grad)
-            if isinstance(total, Tensor) and total.requires_grad:
-                got2 = torch.autograd.grad(total, inputs, allow_unused=True)
-                second = tuple(
-                    torch.zeros_like(i) if g is None else g for i, g in zip(inputs, got2, strict=True)
-                )
-            else:
-                second = tuple(torch.zeros_like(i) for i in inputs)
-    elif inputs:
-        grads = tuple(torch.zeros_like(i) for i in inputs)
-        second = grads if second_order else ()
-    return _Run(out.detach(), tuple(g.detach() for g in grads), tuple(s.detach() for s in second), mutated)
+            total = torch.stack([(g.real if g.is_complex() else g).sum() for g in grads]).sum()
+            second = _grad(total, inputs, create_graph=False)
+    return _Run(out.detach(), tuple(g.detach() for g in grads), second, mutated)
 
 
 def _gradcheck(fn: Recipe, x: Tensor, index: Any, value: Any, second_order: bool) -> bool:
@@ -334,10 +329,10 @@ def compare_gradients(
         raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
     chosen = _select(recipes)
     loss = loss or _default_loss
-    ref_name, ref_fn = (reference, RECIPES[reference]) if isinstance(reference, str) else (
-        getattr(reference, "__name__", "reference"),
-        reference,
-    )
+    if isinstance(reference, str):
+        ref_name, ref_fn = reference, _select([reference])[reference]
+    else:
+        ref_name, ref_fn = getattr(reference, "__name__", "reference"), reference
     ref = _run(ref_fn, x, index, value, loss, second_order)  # bad input raises here
     results: dict[str, RecipeResult] = {}
     for name, fn in chosen.items():
@@ -348,7 +343,7 @@ def compare_gradients(
         except NotApplicable as exc:  # a clear refusal, not a wrong answer
             result.not_applicable = str(exc)
             continue
-        except Exception as exc:  # a recipe that raises is reported, not raised
+        except Exception as exc:  # noqa: BLE001 - a recipe that raises is reported
             result.error = exc
             result.problems.append(f"raised {type(exc).__name__}: {exc}")
             continue
@@ -374,7 +369,9 @@ def compare_gradients(
             diffs = [_max_diff(a, b) for a, b in zip(run.second, ref.second, strict=False)]
             result.second_order = max(diffs) if diffs else 0.0
             if not all(_close(a, b) for a, b in zip(run.second, ref.second, strict=False)):
-                result.problems.append(f"second-order gradient differs by {_fmt(result.second_order)}")
+                result.problems.append(
+                    f"second-order gradient differs by {_fmt(result.second_order)}"
+                )
         result.nonfinite = _nonfinite(run.out, *run.grads)
         if result.nonfinite and not _nonfinite(ref.out, *ref.grads) and result.ok:
             result.problems.append("non-finite result or gradient")
@@ -384,4 +381,3 @@ def compare_gradients(
                 result.problems.append("gradcheck failed")
     dtype = x.dtype
     return GradientReport(results, ref_name, dtype, tuple(x.shape))
-

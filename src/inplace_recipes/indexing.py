@@ -37,7 +37,7 @@ else:  # functools' takes an RLock before 3.12, which torch.compile cannot trace
 
     _T = TypeVar("_T")
 
-    class cached_property(Generic[_T]):  # noqa: N801 - stands in for functools'
+    class cached_property(Generic[_T]):
         """A lock-free ``functools.cached_property``."""
 
         def __init__(self, fn: Callable[[Any], _T]) -> None:
@@ -49,6 +49,7 @@ else:  # functools' takes an RLock before 3.12, which torch.compile cannot trace
             if self.name not in obj.__dict__:
                 obj.__dict__[self.name] = self.fn(obj)
             return obj.__dict__[self.name]  # type: ignore[no-any-return]
+
 
 __all__ = ["IndexPlan", "Step", "as_value"]
 
@@ -86,8 +87,7 @@ def _canonical(index: Any) -> tuple[Any, ...]:
                 )
         elif isinstance(item, Tensor) and (item.is_floating_point() or item.is_complex()):
             raise IndexError(
-                "tensors used as indices must be long, int, byte or bool tensors; "
-                f"got {item.dtype}"
+                f"tensors used as indices must be long, int, byte or bool tensors; got {item.dtype}"
             )
         elif not (
             _is_int(item) or isinstance(item, (slice, Tensor)) or item is None or item is Ellipsis
@@ -130,7 +130,9 @@ class IndexPlan:
             raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
         items = _canonical(index)
         kind: Kind
-        simple = all(_is_int(i) or isinstance(i, slice) or i is None or i is Ellipsis for i in items)
+        simple = all(
+            _is_int(i) or isinstance(i, slice) or i is None or i is Ellipsis for i in items
+        )
         if simple and sum(1 for i in items if i is Ellipsis) <= 1:
             kind = "basic"
         elif (
@@ -279,8 +281,9 @@ class IndexPlan:
         >>> IndexPlan.of(torch.zeros(2, 2), torch.tensor([[True, False], [False, True]])).flat_positions()
         tensor([0, 3])
         """
-        if self.kind == "mask" and self.index[0].ndim == len(self.shape):
-            return self.index[0].reshape(-1).nonzero().squeeze(1)
+        given: Tensor | None = self.index[0] if self.kind == "mask" else None
+        if given is not None and given.ndim == len(self.shape):
+            return given.reshape(-1).nonzero().squeeze(1)
         if not self.shape:  # 0-d: index the single position 0
             return torch.zeros((), dtype=torch.long, device=self.device)[self.index]
         strides = torch.empty(self.shape, device="meta").stride()
@@ -300,8 +303,8 @@ class IndexPlan:
         tensor([False,  True,  True])
         """
         if self.kind == "mask":
-            mask = self.index[0]
-            return mask.view(mask.shape + (1,) * (len(self.shape) - mask.ndim))
+            given: Tensor = self.index[0]
+            return given.view(given.shape + (1,) * (len(self.shape) - given.ndim))
         mask = torch.zeros(self.shape, dtype=torch.bool, device=self.device)
         mask[self.index] = True
         return mask
@@ -342,7 +345,7 @@ class IndexPlan:
         while len(shape) > len(target) and shape[0] == 1:  # setitem drops leading 1s
             shape = shape[1:]
         try:
-            ok = torch.broadcast_shapes(shape, target) == target
+            ok = torch.broadcast_shapes(shape, target) == target  # type: ignore[no-untyped-call]
         except RuntimeError:
             ok = False
         if not ok:

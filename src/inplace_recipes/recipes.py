@@ -29,9 +29,9 @@ from .indexing import IndexPlan, as_value
 __all__ = [
     "RECIPES",
     "NotApplicable",
+    "Recipe",
     "UnsupportedIndexError",
     "UnsupportedValueError",
-    "Recipe",
     "clone_setitem",
     "index_put",
     "inplace_setitem",
@@ -41,6 +41,7 @@ __all__ = [
     "select_scatter",
     "where",
 ]
+
 
 class NotApplicable(Exception):
     """Base of the errors a recipe raises for an index or value it cannot take."""

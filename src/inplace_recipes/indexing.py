@@ -239,7 +239,11 @@ class IndexPlan:
 
     @cached_property
     def new_axes(self) -> tuple[int, ...]:
-        """Dimensions of ``x[index]`` that ``None`` created (basic indices)."""
+        """Dimensions of ``x[index]`` that ``None`` created (basic indices).
+
+        >>> IndexPlan.of(torch.zeros(2, 3), (None, 0, None)).new_axes
+        (0, 1)
+        """
         if self.kind != "basic":
             raise TypeError(f"only basic indices have new axes; this index is {self.kind}")
         axes, out_dim = [], 0
@@ -266,7 +270,11 @@ class IndexPlan:
 
     @cached_property
     def result_shape(self) -> torch.Size:
-        """The shape of ``x[index]``."""
+        """The shape of ``x[index]``.
+
+        >>> IndexPlan.of(torch.zeros(2, 3), (torch.tensor([[0, 1]]), slice(1, None))).result_shape
+        torch.Size([1, 2, 2])
+        """
         if self.kind == "mask":
             mask = self.index[0]
             return torch.Size((int(mask.sum()),)) + self.shape[mask.ndim :]
@@ -315,6 +323,9 @@ class IndexPlan:
         Values elsewhere are unspecified (zero or broadcast copies). A
         one-element value and a basic index of ints and full slices cost no
         copy; other values are scattered into a zero tensor.
+
+        >>> IndexPlan.of(torch.zeros(2, 3), 1).spread(torch.tensor([7.0, 8.0, 9.0]))
+        tensor([[7., 8., 9.]])
         """
         fitted = self.fit(value)
         if value.numel() == 1:

@@ -63,7 +63,8 @@ def _prepare(x: Tensor, index: Any, value: Any) -> tuple[IndexPlan, Tensor]:
     """Plan the index, cast the value to ``x``'s dtype and check that it fits."""
     plan = IndexPlan.of(x, index)
     v = as_value(value, x)
-    plan.fit(v)
+    if v.numel() != 1:  # one element always fits; skip counting a mask's True entries
+        plan.fit(v)
     return plan, v
 
 

@@ -1,0 +1,143 @@
+"""Sphinx configuration: MyST pages, the recipes gallery, autodoc and doctests.
+
+Every script in ``recipes/`` is executed (``filename_pattern``); nothing is
+loaded from another host, so the site builds and reads offline.
+"""
+
+from __future__ import annotations
+
+import doctest
+import sys
+from importlib.metadata import version as _version
+from pathlib import Path
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))  # for gallery_reset and the page generators
+
+import answer_table
+import api_modules
+import concept_graphs
+
+project = "inplace-recipes"
+author = "inplace-recipes developers"
+copyright = "inplace-recipes developers"
+release = _version("inplace-recipes")
+version = ".".join(release.split(".")[:2])
+
+extensions = [
+    "myst_parser",
+    "sphinx_gallery.gen_gallery",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.doctest",
+    "sphinx.ext.viewcode",
+    "sphinx_copybutton",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = [
+    "_build",
+    "_generated",  # included by other pages, not pages of their own
+    "sg_execution_times.rst",
+    "auto_recipes/**sg_execution_times.rst",
+    "**.ipynb",
+]
+templates_path = ["_templates"]
+
+# -- MyST ------------------------------------------------------------------
+myst_enable_extensions = ["colon_fence"]
+myst_heading_anchors = 3
+
+# -- HTML ------------------------------------------------------------------
+html_theme = "furo"
+html_title = f"inplace-recipes {release}"
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+html_theme_options = {"navigation_with_keys": True}
+html_show_sourcelink = False
+
+# -- autodoc ---------------------------------------------------------------
+autodoc_default_options = {"members": True, "member-order": "bysource"}
+autodoc_typehints = "description"
+autodoc_preserve_defaults = True
+
+# -- doctest ---------------------------------------------------------------
+# Run before each page's doctests: torch, the package (as ``ir``) and every
+# public name of its modules, as the docstrings use them unqualified.
+doctest_global_setup = """
+import importlib
+
+import torch
+
+import inplace_recipes
+import inplace_recipes as ir
+
+for _name in ("indexing", "recipes", "compare", "recommend", "graph",
+              "bench", "updates", "matrix", "auditing", "error_reference"):
+    try:
+        _module = importlib.import_module("inplace_recipes." + _name)
+    except ModuleNotFoundError:
+        continue
+    globals().update({_n: getattr(_module, _n) for _n in getattr(_module, "__all__", ())})
+torch.manual_seed(0)
+"""
+# Sphinx's default flags include IGNORE_EXCEPTION_DETAIL, which would accept any
+# message after the exception type: the pages promise exact messages, so leave it out.
+doctest_default_flags = doctest.ELLIPSIS | doctest.DONT_ACCEPT_TRUE_FOR_1
+doctest_test_doctest_blocks = "default"  # plain >>> blocks are tests too
+
+# -- sphinx-gallery ----------------------------------------------------------
+sphinx_gallery_conf = {
+    "examples_dirs": "../recipes",
+    "gallery_dirs": "auto_recipes",
+    "filename_pattern": r".*\.py",  # execute every script
+    "ignore_pattern": r"__init__\.py",
+    "subsection_order": [
+        "../recipes/by_recipe",
+        "../recipes/patterns",
+        "../recipes/tools",
+    ],
+    "within_subsection_order": "FileNameSortKey",
+    "reset_modules": ("matplotlib", "gallery_reset.reset_torch"),
+    "reset_modules_order": "before",
+    "image_scrapers": ("matplotlib",),
+    "only_warn_on_example_error": False,
+    "abort_on_example_error": True,
+    "run_stale_examples": False,
+    "remove_config_comments": True,
+    "download_all_examples": False,
+    "show_signature": False,
+    "min_reported_time": 1,
+    # The execution-times pages load jQuery and DataTables from a CDN: not written.
+    "write_computation_times": False,
+}
+
+# -- copybutton --------------------------------------------------------------
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
+copybutton_exclude = ".linenos, .gp, .go"
+
+# -- pages generated at build time ---------------------------------------
+#: The site's sections, in order. A page still being written (``errors``) is
+#: left out of the toctree until its file exists, so the build never warns.
+SECTIONS = ("concepts/index", "auto_recipes/index", "errors", "api")
+
+
+def _write_toctree(outdir: Path) -> None:
+    gallery = HERE / sphinx_gallery_conf["examples_dirs"]
+    present = [
+        s
+        for s in SECTIONS
+        if (HERE / f"{s}.md").exists() or (s == "auto_recipes/index" and gallery.is_dir())
+    ]
+    text = "```{toctree}\n:maxdepth: 2\n:hidden:\n\n" + "\n".join(present) + "\n```\n"
+    outdir.mkdir(parents=True, exist_ok=True)
+    path = outdir / "toctree.md"
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+_write_toctree(HERE / "_generated")
+answer_table.write(HERE / "_generated")
+concept_graphs.write(HERE / "_generated")
+api_modules.write(HERE / "_generated")

@@ -1,0 +1,100 @@
+"""
+``clone``: copy, then write into the copy
+=========================================
+
+``y = x.clone(); y[index] = value`` is the smallest change to code that
+fails on a leaf: the write now goes into a new tensor that is part of the
+graph. Autograd records it as ``CopySlices`` and saves nothing extra. It is
+the reference every other recipe on this site is checked against. Its one
+pitfall: under ``torch.func.vmap`` with a batched value it fails.
+"""
+
+# %%
+# When to use it
+# --------------
+#
+# Whenever the code reads best as a write, outside ``vmap``:
+#
+# >>> x = torch.zeros(2, 2, requires_grad=True)
+# >>> y = x.clone()
+# >>> y[0, 1] = 3.0
+# >>> y
+# tensor([[0., 3.],
+#         [0., 0.]], grad_fn=<CopySlices>)
+
+import torch
+
+import inplace_recipes as ir
+
+# %%
+# The code
+# --------
+
+x = torch.rand(3, 4, requires_grad=True)
+v = torch.rand(4, requires_grad=True)
+
+y = x.clone()
+y[1] = v
+print(y)
+
+# %%
+# The gradient check
+# ------------------
+#
+# ``clone`` is the reference itself; here every other recipe is compared
+# with it on the same write. ``select_scatter`` and ``masked_fill`` are not
+# applicable to some indices or values, and say so.
+
+report = ir.compare_gradients(x, 1, v)
+print(report)
+# sphinx_gallery_start_ignore
+report.assert_ok()
+# sphinx_gallery_end_ignore
+
+# %%
+# The autograd graph
+# ------------------
+#
+# ``CopySlices`` wraps the write: it sends the gradient of row 1 to ``v``
+# and the rest, through ``CloneBackward0``, to ``x``.
+
+fig = ir.draw_graph(y, title="y = x.clone(); y[1] = v")
+
+# %%
+# Pitfall: ``vmap`` with a batched value
+# --------------------------------------
+#
+# Under ``torch.func.vmap``, ``x.clone()`` of an unbatched ``x`` has no batch
+# dimension, so a batched value cannot be written into it:
+
+base = torch.zeros(3)
+values = torch.arange(4.0)
+
+
+def write_first(v):
+    y = base.clone()
+    y[0] = v
+    return y
+
+
+try:
+    torch.func.vmap(write_first)(values)
+except RuntimeError as exc:
+    print(f"RuntimeError: {exc}")
+
+# %%
+# An out-of-place recipe has no such problem: ``where`` (or ``index_put``,
+# ``select_scatter``) builds a new, batched tensor.
+
+print(torch.func.vmap(lambda v: ir.where(base, 0, v))(values))
+# sphinx_gallery_start_ignore
+assert torch.equal(torch.func.vmap(lambda v: ir.where(base, 0, v))(values)[:, 0], values)
+# sphinx_gallery_end_ignore
+
+# %%
+# Learn more
+# ----------
+#
+# - `torch.Tensor.clone <https://pytorch.org/docs/stable/generated/torch.Tensor.clone.html>`_
+# - `torch.func.vmap <https://pytorch.org/docs/stable/generated/torch.func.vmap.html>`_
+# - The concept page on ``CopySlices``.

@@ -1,0 +1,83 @@
+"""
+``index_put``: write at positions given by index tensors
+========================================================
+
+``x.index_put(indices, values)`` is the out-of-place twin of
+``x[indices] = values``. It takes index tensors, one per dimension, and
+saves only the positions for backward (8 bytes each). With duplicate
+positions, which write wins is undefined; ``accumulate=True`` adds them.
+"""
+
+# %%
+# When to use it
+# --------------
+#
+# Index tensors, scattered positions, rows chosen at run time:
+#
+# >>> x = torch.zeros(4)
+# >>> x.index_put((torch.tensor([3, 0]),), torch.tensor([1.0, 2.0]))
+# tensor([2., 0., 0., 1.])
+
+import torch
+
+import inplace_recipes as ir
+
+# %%
+# The code
+# --------
+#
+# ``x[rows, cols] = v`` becomes:
+
+x = torch.rand(3, 4, requires_grad=True)
+v = torch.tensor([10.0, 20.0], requires_grad=True)
+rows, cols = torch.tensor([0, 2]), torch.tensor([1, 3])
+
+y = x.index_put((rows, cols), v)
+print(y)
+
+# %%
+# The gradient check
+# ------------------
+
+report = ir.compare_gradients(x, (rows, cols), v, ["index_put"], second_order=True, gradcheck=True)
+print(report)
+# sphinx_gallery_start_ignore
+report.assert_ok()
+assert torch.equal(y, ir.index_put(x, (rows, cols), v))
+# sphinx_gallery_end_ignore
+
+# %%
+# The autograd graph
+# ------------------
+
+fig = ir.draw_graph(y, title="x.index_put((rows, cols), v)", highlight=("IndexPutBackward0",))
+
+# %%
+# Pitfall: duplicate positions
+# ----------------------------
+#
+# With a position listed twice, setitem and ``index_put`` keep one of the
+# writes, and which one is not specified (on CUDA it can change from run to
+# run). ``accumulate=True`` adds every write to ``x`` instead, which is
+# defined, and usually what a gradient-style update means:
+
+z = torch.zeros(3)
+dup = torch.tensor([0, 0, 2])
+vals = torch.tensor([1.0, 2.0, 5.0])
+print("accumulate=True:", z.index_put((dup,), vals, accumulate=True))
+# sphinx_gallery_start_ignore
+assert torch.equal(z.index_put((dup,), vals, accumulate=True), torch.tensor([3.0, 0.0, 5.0]))
+# sphinx_gallery_end_ignore
+
+# %%
+# The package can tell you before you write:
+
+plan = ir.IndexPlan.of(z, dup)
+print("duplicates:", plan.has_duplicates())
+
+# %%
+# Learn more
+# ----------
+#
+# - `torch.Tensor.index_put <https://pytorch.org/docs/stable/generated/torch.Tensor.index_put.html>`_
+# - `torch.Tensor.index_put_ <https://pytorch.org/docs/stable/generated/torch.Tensor.index_put_.html>`_ (the in-place form and its ``accumulate``)

@@ -1,0 +1,85 @@
+"""
+``masked_fill``: one value wherever a mask is True
+==================================================
+
+``x.masked_fill(mask, value)`` writes one value at every True position of
+the mask. It is the cheapest recipe for a mask and a single value, and the
+value may be a one-element tensor that requires grad: it receives the sum
+of the gradients of the positions it filled. It writes one value only.
+"""
+
+# %%
+# When to use it
+# --------------
+#
+# ``x[x > 3] = 0``, padding, clipping to a constant:
+#
+# >>> x = torch.tensor([1.0, 5.0, 2.0, 7.0])
+# >>> x.masked_fill(x > 3, 0.0)
+# tensor([1., 0., 2., 0.])
+
+import torch
+
+import inplace_recipes as ir
+
+# %%
+# The code
+# --------
+#
+# A mask computed from the values themselves: build it from a detached copy,
+# as no gradient flows through a comparison anyway.
+
+x = torch.tensor([[1.0, 5.0, 2.0], [7.0, 0.5, 4.0]], requires_grad=True)
+v = torch.tensor(3.0, requires_grad=True)
+
+mask = x.detach() > 3
+y = x.masked_fill(mask, v)
+print(y)
+
+# %%
+# The gradient check
+# ------------------
+
+report = ir.compare_gradients(x, mask, v, ["masked_fill"], second_order=True, gradcheck=True)
+print(report)
+# sphinx_gallery_start_ignore
+report.assert_ok()
+assert torch.equal(y, ir.masked_fill(x, mask, v))
+# sphinx_gallery_end_ignore
+
+# %%
+# The value's gradient adds up over the filled positions (three of them
+# here):
+
+y.sum().backward()
+print(v.grad)
+# sphinx_gallery_start_ignore
+assert v.grad == 3.0
+# sphinx_gallery_end_ignore
+
+# %%
+# The autograd graph
+# ------------------
+
+fig = ir.draw_graph(
+    x.masked_fill(mask, v), title="x.masked_fill(mask, v)", highlight=("MaskedFillBackward1",)
+)
+
+# %%
+# Pitfall: one value only
+# -----------------------
+#
+# A tensor of values is not something ``masked_fill`` can write; use
+# ``where`` or ``index_put``:
+
+try:
+    ir.masked_fill(x, mask, torch.tensor([1.0, 2.0, 3.0]))
+except ir.UnsupportedValueError as exc:
+    print(f"UnsupportedValueError: {exc}")
+
+# %%
+# Learn more
+# ----------
+#
+# - `torch.Tensor.masked_fill <https://pytorch.org/docs/stable/generated/torch.Tensor.masked_fill.html>`_
+# - `torch.Tensor.index_fill <https://pytorch.org/docs/stable/generated/torch.Tensor.index_fill.html>`_

@@ -1,0 +1,130 @@
+"""Open the built site in headless Chromium and check what a reader sees.
+
+Serves docs/_build/html on localhost; fails on a console error, a request to
+another host, a broken image, an empty search for ``index_put`` or a code
+block without a copy button. Screenshots go to docs/_build/screenshots/.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
+HTML = ROOT / "docs" / "_build" / "html"
+SHOTS = ROOT / "docs" / "_build" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+LOCAL = {"localhost", "127.0.0.1"}
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[str]:
+    if not (HTML / "index.html").exists():
+        pytest.fail("the site is not built: run nox -s docs first")
+    handler = functools.partial(_Quiet, directory=str(HTML))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium")
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_api.sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(profile),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=ARGS,
+            viewport={"width": 1280, "height": 900},
+        )
+        yield context
+        context.close()
+
+
+def _open(context: object, url: str, shot: str) -> object:
+    """Open ``url``; fail on console errors and requests to other hosts."""
+    page = context.new_page()  # type: ignore[attr-defined]
+    errors: list[str] = []
+    foreign: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+
+    def check_request(route: object) -> None:
+        request_url = route.request.url  # type: ignore[attr-defined]
+        host = urlparse(request_url).hostname
+        if urlparse(request_url).scheme in ("http", "https") and host not in LOCAL:
+            foreign.append(request_url)
+            route.abort()  # type: ignore[attr-defined]
+        else:
+            route.continue_()  # type: ignore[attr-defined]
+
+    page.route("**/*", check_request)
+    page.goto(url, wait_until="networkidle")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{shot}.png"), full_page=True)
+    assert not foreign, f"{url} requested other hosts: {foreign}"
+    assert not errors, f"{url} logged console errors: {errors}"
+    broken = page.evaluate(
+        "Array.from(document.images).filter(i => i.complete && i.naturalWidth === 0)"
+        ".map(i => i.src)"
+    )
+    assert not broken, f"{url} has broken images: {broken}"
+    return page
+
+
+def _check_copy_buttons(page: object) -> None:
+    missing = page.evaluate(  # type: ignore[attr-defined]
+        "Array.from(document.querySelectorAll('div.highlight'))"
+        ".filter(d => !d.querySelector('button.copybtn')).length"
+    )
+    total = page.evaluate("document.querySelectorAll('div.highlight').length")  # type: ignore[attr-defined]
+    assert total > 0, "no code blocks found"
+    assert missing == 0, f"{missing} of {total} code blocks have no copy button"
+
+
+def test_landing_page(site: str, browser_context: object) -> None:
+    page = _open(browser_context, f"{site}/index.html", "index")
+    assert "x[i] = v" in page.inner_text("table.answer-table")  # type: ignore[attr-defined]
+    _check_copy_buttons(page)
+
+
+def test_recipe_page(site: str, browser_context: object) -> None:
+    page = _open(browser_context, f"{site}/auto_recipes/by_recipe/plot_where.html", "recipe_where")
+    assert page.locator("img.sphx-glr-single-img").count() >= 1  # type: ignore[attr-defined]
+    _check_copy_buttons(page)
+
+
+def test_search_finds_index_put(site: str, browser_context: object) -> None:
+    page = _open(browser_context, f"{site}/search.html?q=index_put", "search_index_put")
+    page.wait_for_selector("#search-results ul.search li", timeout=15_000)  # type: ignore[attr-defined]
+    hits = page.locator("#search-results ul.search li").count()  # type: ignore[attr-defined]
+    assert hits > 0, "the search for index_put found nothing"

@@ -1,0 +1,103 @@
+"""The site's structure: a page per recipe, every script executed, nothing from other hosts."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from inplace_recipes import RECIPES
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+RECIPES_DIR = ROOT / "recipes"
+CONF = (DOCS / "conf.py").read_text()
+SCRIPTS = sorted(RECIPES_DIR.rglob("*.py"))
+
+
+@pytest.mark.parametrize("name", list(RECIPES))
+def test_every_recipe_has_a_page(name: str) -> None:
+    assert (RECIPES_DIR / "by_recipe" / f"plot_{name}.py").is_file(), (
+        f"RECIPES[{name!r}] has no page: add recipes/by_recipe/plot_{name}.py"
+    )
+
+
+def test_every_page_in_by_recipe_is_a_recipe() -> None:
+    pages = {p.stem.removeprefix("plot_") for p in (RECIPES_DIR / "by_recipe").glob("*.py")}
+    assert pages <= set(RECIPES)
+
+
+def _conf_value(name: str) -> object:
+    tree = ast.parse(CONF)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            try:
+                return ast.literal_eval(node.value)
+            except ValueError:
+                return ast.unparse(node.value)
+    raise KeyError(name)
+
+
+def test_gallery_executes_every_script() -> None:
+    conf = _conf_value("sphinx_gallery_conf")
+    assert isinstance(conf, dict)
+    pattern = re.compile(conf["filename_pattern"])
+    ignore = re.compile(conf.get("ignore_pattern", r"^$"))
+    assert SCRIPTS
+    for script in SCRIPTS:
+        assert pattern.search(str(script)), f"{script} would not be executed"
+        assert not ignore.search(script.name), f"{script} is ignored by the gallery"
+    assert conf["abort_on_example_error"] is True
+    assert conf["only_warn_on_example_error"] is False
+    assert conf["run_stale_examples"] is False
+    assert conf["examples_dirs"] == "../recipes"
+    assert conf["gallery_dirs"] == "auto_recipes"
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: str(p.relative_to(RECIPES_DIR)))
+def test_recipe_scripts_follow_the_recipe_style(script: Path) -> None:
+    text = script.read_text()
+    doc = ast.get_docstring(ast.parse(text))
+    assert doc, "a module docstring with a title and a summary"
+    lines = doc.strip().splitlines()
+    assert len(lines) >= 3, "a title and a summary"
+    assert set(lines[1]) == {"="}, "a title underlined with ="
+    assert "# %%" in text, "cells separated by # %%"
+    assert "Learn more" in text, "a closing Learn more list"
+
+
+def test_no_external_scripts_or_fonts_in_conf() -> None:
+    assert "intersphinx" not in CONF
+    for name in ("html_js_files", "html_css_files"):
+        try:
+            files = _conf_value(name)
+        except KeyError:
+            continue
+        assert isinstance(files, list)
+        assert not any("://" in str(f) for f in files), f"{name} loads from another host"
+
+
+def test_doctest_checks_exception_messages() -> None:
+    flags = _conf_value("doctest_default_flags")
+    assert "IGNORE_EXCEPTION_DETAIL" not in str(flags)
+    assert "ELLIPSIS" in str(flags)
+
+
+def test_built_html_loads_nothing_from_other_hosts() -> None:
+    html_dir = DOCS / "_build" / "html"
+    if not (html_dir / "index.html").exists():
+        pytest.skip("site not built (nox -s docs)")
+    tag = re.compile(r"<(script|link)\b[^>]*?\b(src|href)=[\"'](https?:)?//", re.IGNORECASE)
+    for page in html_dir.rglob("*.html"):
+        for match in tag.finditer(page.read_text(errors="replace")):
+            if (
+                match.group(1).lower() == "link"
+                and "stylesheet" not in match.group(0)
+                and ("preload" not in match.group(0))
+            ):
+                continue  # plain <link> to another page is not a load
+            pytest.fail(f"{page.relative_to(html_dir)} loads {match.group(0)!r}")

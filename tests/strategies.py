@@ -41,9 +41,12 @@ def _number(draw: st.DrawFn, dtype: torch.dtype) -> Any:
     return draw(st.integers(-9, 9))
 
 
-def _tensor(draw: st.DrawFn, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+def _tensor(
+    draw: st.DrawFn, shape: tuple[int, ...], dtype: torch.dtype, stream: int = 0
+) -> torch.Tensor:
+    """Random entries; ``stream`` 1 for values, so a value never equals x by chance."""
     seed = draw(st.integers(0, 2**16))
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator().manual_seed(2 * seed + stream)
     if dtype.is_floating_point or dtype.is_complex:
         return torch.randn(shape, generator=gen, dtype=dtype)
     return torch.randint(-9, 10, shape, generator=gen, dtype=dtype)
@@ -145,5 +148,5 @@ def cases(draw: st.DrawFn, dtypes: tuple[torch.dtype, ...] = DTYPES) -> Case:
         vdtype = dtype
         if how == "wider" and dtype == torch.float32:
             vdtype = torch.float64
-        value = _tensor(draw, tuple(vshape), vdtype)
+        value = _tensor(draw, tuple(vshape), vdtype, stream=1)
     return Case(x, index, value)

@@ -1,0 +1,61 @@
+"""
+Compatibility matrix: every recipe under every transform
+========================================================
+
+Which recipes work under ``torch.func.grad``, ``vmap``, ``torch.compile``,
+``functionalize``, double backward and other dtypes? The table below is not
+written by hand: the docs build calls
+:func:`inplace_recipes.matrix.compatibility_matrix`, which runs each check and
+compares results and gradients with ``y = x.clone(); y[index] = value``. The
+test suite asserts every cell, so a torch release that changes one fails CI
+before the page can drift.
+"""
+
+# %%
+# The matrix
+# ----------
+#
+# "works" means the result and the gradients to ``x`` and to the value match
+# the reference; "error" quotes the exception; "wrong" means it runs and
+# differs. The in-place baseline is ``x[index] = value`` on the input itself.
+
+from inplace_recipes.matrix import compatibility_matrix
+
+matrix = compatibility_matrix()
+print(matrix)
+print(f"\n(computed in {matrix.seconds:.0f} s)")
+# sphinx_gallery_start_ignore
+assert all(matrix["at[].set", c].status in ("works", "n/a") for c in matrix.cols)
+assert matrix["clone", "vmap value"].status == "error"
+# sphinx_gallery_end_ignore
+
+# %%
+# Reading it
+# ----------
+#
+# - ``inplace``: writing into a leaf that requires grad is refused everywhere;
+#   on an integer tensor it "works" by changing your input.
+# - ``clone``: setitem on a clone cannot take a batched value under ``vmap``,
+#   and ``functionalize`` turns it into ``aten::copy``, whose derivative
+#   torch 2.13 does not implement.
+# - ``select_scatter``: the chain of ``select_scatter``/``slice_scatter``
+#   runs under ``vmap``, but autograd through ``vmap`` counts ``x``'s gradient
+#   at the written row twice (a torch 2.13 bug; ``vmap`` of ``grad`` is
+#   right). ``at[]`` avoids it by choosing ``index_put`` inside
+#   ``torch.func`` transforms.
+# - ``at[].set`` works everywhere.
+#
+# Run it yourself, on your torch and device, with
+# ``python -m inplace_recipes matrix`` (``--markdown``, ``--json``) or
+# ``nox -s matrix``:
+#
+# >>> m = compatibility_matrix(["where", "clone"], columns=["vmap value"])
+# >>> m["where", "vmap value"].status, m["clone", "vmap value"].status
+# ('works', 'error')
+#
+# Learn more
+# ----------
+#
+# - The ``at[]`` page (previous page).
+# - `torch.func <https://docs.pytorch.org/docs/stable/func.html>`_
+# - `torch.compile <https://docs.pytorch.org/docs/stable/generated/torch.compile.html>`_

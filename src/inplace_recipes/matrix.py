@@ -1,0 +1,368 @@
+"""Which recipe works under which transform and dtype: a table made by running checks.
+
+:func:`compatibility_matrix` runs every recipe in :data:`~inplace_recipes.RECIPES`,
+the in-place baseline (``x[index] = value`` on the input itself) and
+``at(x)[index].set(value)`` under autograd, double backward,
+``torch.func.grad``, ``torch.func.vmap``, ``torch.compile(fullgraph=True)``,
+``torch.func.functionalize`` and several dtypes and devices, and compares
+each result and gradient with the reference, ``y = x.clone(); y[index] = value``
+in plain eager autograd. Nothing in the table is written by hand.
+
+>>> m = compatibility_matrix(["where"], columns=["autograd", "int64"])
+>>> m["where", "autograd"].status, m["where", "int64"].status
+('works', 'works')
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import torch
+from torch import Tensor
+
+from .compare import _close, _default_loss, compare_gradients
+from .recipes import RECIPES, NotApplicable, Recipe, UnsupportedValueError, inplace_setitem
+from .updates import at
+
+__all__ = ["COLUMNS", "Cell", "CompatibilityMatrix", "compatibility_matrix", "default_rows", "main"]
+
+Status = Literal["works", "error", "wrong", "n/a"]
+
+#: Every check, in table order.
+COLUMNS: tuple[str, ...] = (
+    "autograd",
+    "double backward",
+    "func.grad",
+    "vmap x",
+    "vmap value",
+    "compile",
+    "functionalize",
+    "float64",
+    "complex64",
+    "bfloat16",
+    "int64",
+    "cuda",
+)
+
+_DESCRIPTIONS = {
+    "autograd": "loss.backward() with x a leaf that requires grad",
+    "double backward": "gradients of the gradients (create_graph=True)",
+    "func.grad": "torch.func.grad with respect to x and the value",
+    "vmap x": "torch.func.vmap over a batch of x (value shared), forward and backward",
+    "vmap value": "torch.func.vmap over a batch of values (x shared), forward and backward",
+    "compile": "torch.compile(fullgraph=True), forward and backward",
+    "functionalize": "torch.func.functionalize, forward and backward",
+    "float64": "autograd in float64",
+    "complex64": "autograd in complex64",
+    "bfloat16": "autograd in bfloat16",
+    "int64": "forward on an int64 tensor",
+    "cuda": "autograd on a CUDA tensor",
+}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One check: ``status`` is ``"works"``, ``"error"``, ``"wrong"`` or ``"n/a"``;
+    ``detail`` is the exception's first line, what differed, or why n/a."""
+
+    status: Status
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.status}: {self.detail}" if self.detail else self.status
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+@dataclass
+class CompatibilityMatrix:
+    """The table :func:`compatibility_matrix` returns.
+
+    ``m[row, col]`` is a :class:`Cell`; ``str(m)`` is an aligned text table
+    with the details as numbered notes; :meth:`to_markdown` and
+    :meth:`to_records` give the same content for pages and tools.
+    """
+
+    rows: list[str]
+    cols: list[str]
+    cells: dict[tuple[str, str], Cell]
+    seconds: float = 0.0
+    setup: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def __getitem__(self, key: tuple[str, str]) -> Cell:
+        return self.cells[key]
+
+    def to_records(self) -> list[dict[str, str]]:
+        """One dict per cell: row, column, status, detail."""
+        return [
+            {
+                "row": r,
+                "column": c,
+                "status": self.cells[r, c].status,
+                "detail": self.cells[r, c].detail,
+            }
+            for r in self.rows
+            for c in self.cols
+        ]
+
+    def _grid(self) -> tuple[list[list[str]], list[str]]:
+        notes: list[str] = []
+        grid = [["", *self.cols]]
+        for r in self.rows:
+            line = [r]
+            for c in self.cols:
+                cell = self.cells[r, c]
+                text: str = cell.status
+                if cell.detail:
+                    if cell.detail not in notes:
+                        notes.append(cell.detail)
+                    text += f" [{notes.index(cell.detail) + 1}]"
+                line.append(text)
+            grid.append(line)
+        return grid, notes
+
+    def __str__(self) -> str:
+        grid, notes = self._grid()
+        widths = [max(len(line[i]) for line in grid) for i in range(len(grid[0]))]
+        lines = [
+            "  ".join(t.ljust(w) for t, w in zip(line, widths, strict=True)).rstrip()
+            for line in grid
+        ]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        if self.setup:
+            lines.insert(0, self.setup)
+        lines += [""] + [f"[{n}] {text}" for n, text in enumerate(notes, 1)]
+        return "\n".join(lines).rstrip()
+
+    def to_markdown(self) -> str:
+        """A Markdown table, with the details as a numbered list below it."""
+        grid, notes = self._grid()
+        out = ["| " + " | ".join(grid[0]) + " |", "|" + "---|" * len(grid[0])]
+        out += ["| " + " | ".join(line) + " |" for line in grid[1:]]
+        out += [""] + [f"{n}. {text.replace('|', '&#124;')}" for n, text in enumerate(notes, 1)]
+        return "\n".join(out).rstrip()
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"setup": self.setup, "seconds": round(self.seconds, 1), "cells": self.to_records()},
+            indent=2,
+        )
+
+
+def _at_set(x: Tensor, index: Any, value: Any) -> Tensor:
+    return at(x)[index].set(value)
+
+
+def default_rows() -> dict[str, Recipe]:
+    """The rows: the in-place baseline, every recipe, then ``at[].set``."""
+    return {"inplace": inplace_setitem, **RECIPES, "at[].set": _at_set}
+
+
+# -- the checks ---------------------------------------------------------------
+
+
+@dataclass
+class _Case:
+    x: Tensor
+    index: Any
+    value: Tensor
+    batch: int
+
+    def batched(self, t: Tensor, seed: int) -> Tensor:
+        gen = torch.Generator().manual_seed(seed)
+        return torch.randn((self.batch, *t.shape), generator=gen, dtype=t.dtype)
+
+
+def _reference(x: Tensor, index: Any, value: Tensor) -> Tensor:
+    y = x.clone()
+    y[index] = value
+    return y
+
+
+def _leaves(*tensors: Tensor) -> list[Tensor]:
+    return [t.detach().clone().requires_grad_(True) for t in tensors]
+
+
+def _run_autograd(fn: Callable[..., Tensor], inputs: Sequence[Tensor]) -> tuple[Tensor, ...]:
+    """``fn(*inputs)`` on fresh leaves, and the loss's gradients to each input."""
+    leaves = _leaves(*inputs)
+    out = fn(*leaves)
+    grads = torch.autograd.grad(_default_loss(out), leaves, allow_unused=True)
+    return (
+        out.detach(),
+        *(torch.zeros_like(t) if g is None else g for t, g in zip(leaves, grads, strict=True)),
+    )
+
+
+def _agree(got: Sequence[Tensor], want: Sequence[Tensor]) -> Cell:
+    labels = ["result", "gradient to x", "gradient to value"]
+    for label, a, b in zip(labels, got, want, strict=False):
+        if a.shape != b.shape or not _close(a, b.to(a.dtype)):
+            return Cell("wrong", f"{label} differs from clone + setitem")
+    return Cell("works")
+
+
+def _from_report(fn: Recipe, x: Tensor, index: Any, value: Tensor, **kwargs: Any) -> Cell:
+    report = compare_gradients(x, index, value, {"fn": fn}, **kwargs)
+    result = report["fn"]
+    if result.error is not None:
+        return Cell("error", _first_line(result.error))
+    if result.not_applicable is not None:
+        return Cell("n/a", result.not_applicable)
+    if not result.ok:
+        return Cell("wrong", "; ".join(result.problems))
+    return Cell("works")
+
+
+def _check(column: str, fn: Recipe, case: _Case) -> Cell:
+    x, index, v = case.x, case.index, case.value
+    if column == "autograd":
+        return _from_report(fn, x, index, v)
+    if column == "double backward":
+        return _from_report(fn, x, index, v, second_order=True)
+    if column in ("float64", "complex64", "bfloat16", "int64"):
+        dtype = getattr(torch, column)
+        return _from_report(fn, x.to(dtype), index, v.to(dtype))
+    if column == "cuda":
+        if not torch.cuda.is_available():
+            return Cell("n/a", "no CUDA")
+        return _from_report(fn, x.cuda(), index, v.cuda())
+
+    def call(xx: Tensor, vv: Tensor) -> Tensor:
+        return fn(xx, index, vv)
+
+    want = _run_autograd(lambda xx, vv: _reference(xx, index, vv), (x, v))
+    if column == "func.grad":
+
+        def loss(xx: Tensor, vv: Tensor) -> tuple[Tensor, Tensor]:
+            out = call(xx, vv)
+            return _default_loss(out), out
+
+        (gx, gv), (_, out) = torch.func.grad_and_value(loss, argnums=(0, 1), has_aux=True)(x, v)
+        return _agree((out, gx, gv), want)
+    if column == "functionalize":
+        return _agree(_run_autograd(torch.func.functionalize(call), (x, v)), want)
+    if column == "compile":
+        torch._dynamo.reset()
+        compiled = torch.compile(call, fullgraph=True)
+        return _agree(_run_autograd(compiled, (x, v)), want)
+    n = case.batch
+    if column == "vmap x":
+        xs = case.batched(x, 1)
+        got = _run_autograd(torch.func.vmap(call, in_dims=(0, None)), (xs, v))
+        loop = lambda a, b: torch.stack([_reference(a[i], index, b) for i in range(n)])
+        return _agree(got, _run_autograd(loop, (xs, v)))
+    if column == "vmap value":
+        vs = case.batched(v, 2)
+        got = _run_autograd(torch.func.vmap(call, in_dims=(None, 0)), (x, vs))
+        loop = lambda a, b: torch.stack([_reference(a, index, b[i]) for i in range(n)])
+        return _agree(got, _run_autograd(loop, (x, vs)))
+    raise ValueError(f"unknown column {column!r}; choose from {', '.join(COLUMNS)}")
+
+
+def compatibility_matrix(
+    rows: Mapping[str, Recipe] | Iterable[str] | None = None,
+    *,
+    columns: Iterable[str] | None = None,
+    shape: tuple[int, ...] = (3, 4),
+    index: Any = (1, slice(None, None, 2)),
+    batch: int = 3,
+) -> CompatibilityMatrix:
+    """Run every check on every row and return the table.
+
+    ``rows`` is a mapping of ``fn(x, index, value)`` callables, or names of
+    :func:`default_rows` (the default: all of them); ``columns`` names
+    checks from :data:`COLUMNS`. Each check writes a tensor value of
+    ``x[index]``'s shape (a one-element value for a recipe that writes a
+    single value) into a float32 ``x`` of ``shape`` and compares with
+    ``y = x.clone(); y[index] = value``. Warnings are silenced, so the
+    table is the same under ``pytest -W error``.
+    """
+    every = default_rows()
+    if rows is None:
+        chosen = every
+    elif isinstance(rows, Mapping):
+        chosen = dict(rows)
+    else:
+        names = [rows] if isinstance(rows, str) else list(rows)
+        unknown = [n for n in names if n not in every]
+        if unknown:
+            raise ValueError(f"unknown rows {unknown}; choose from {', '.join(every)}")
+        chosen = {n: every[n] for n in names}
+    cols = list(COLUMNS if columns is None else columns)
+    bad = [c for c in cols if c not in COLUMNS]
+    if bad:
+        raise ValueError(f"unknown columns {bad}; choose from {', '.join(COLUMNS)}")
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(shape, generator=gen)
+    value = torch.randn(x[index].shape, generator=gen)
+    start = time.perf_counter()
+    cells: dict[tuple[str, str], Cell] = {}
+    timings: dict[str, float] = {}
+    for name, fn in chosen.items():
+        row_start = time.perf_counter()
+        v = value
+        try:
+            fn(x.clone(), index, v)
+        except UnsupportedValueError:
+            v = value.reshape(-1)[:1].reshape(())  # a recipe that writes one value
+        except Exception:  # noqa: BLE001, S110 - each cell reports it
+            pass
+        case = _Case(x, index, v, batch)
+        for col in cols:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    cells[name, col] = _check(col, fn, case)
+                except NotApplicable as exc:
+                    cells[name, col] = Cell("n/a", str(exc))
+                except Exception as exc:  # noqa: BLE001 - the table reports what torch raises
+                    cells[name, col] = Cell("error", _first_line(exc))
+        timings[name] = time.perf_counter() - row_start
+    if "compile" in cols:
+        torch._dynamo.reset()
+    setup = (
+        f"x: float32 {list(shape)}, index {index!r}, value of shape {list(value.shape)}; "
+        f"torch {torch.__version__}"
+    )
+    return CompatibilityMatrix(
+        list(chosen), cols, cells, time.perf_counter() - start, setup, timings
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m inplace_recipes matrix [--markdown | --json] [--columns ...]``."""
+    parser = argparse.ArgumentParser(
+        prog="inplace-recipes matrix",
+        description="Run every recipe, the in-place baseline and at[] under each transform.",
+    )
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    out.add_argument("--json", action="store_true", help="print one JSON record per cell")
+    parser.add_argument(
+        "--rows", nargs="+", help=f"rows to run (default: all of {list(default_rows())})"
+    )
+    parser.add_argument(
+        "--columns", nargs="+", choices=COLUMNS, help="checks to run (default: all)"
+    )
+    args = parser.parse_args(list(argv or []))
+    matrix = compatibility_matrix(args.rows, columns=args.columns)
+    if args.json:
+        text = matrix.to_json()
+    elif args.markdown:
+        text = matrix.to_markdown()
+    else:
+        text = f"{matrix}\n\n({len(matrix.rows)} rows x {len(matrix.cols)} checks in {matrix.seconds:.0f} s)"
+    sys.stdout.write(text + "\n")
+    return 0

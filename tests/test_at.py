@@ -1,0 +1,369 @@
+"""``at(x)[index].<method>(value)`` against ``y = x.clone()`` then the in-place op."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from inplace_recipes import compare_gradients
+from inplace_recipes.indexing import as_value
+from inplace_recipes.updates import at
+from strategies import Case, cases
+
+METHODS = ["set", "add", "subtract", "multiply", "divide", "power", "min", "max", "apply"]
+
+
+def square_minus(t: torch.Tensor) -> torch.Tensor:
+    return t * t - t
+
+
+def call(method: str, x: torch.Tensor, index: Any, value: Any) -> torch.Tensor:
+    ref = at(x)[index]
+    if method == "apply":
+        return ref.apply(square_minus)
+    return getattr(ref, method)(value)
+
+
+def reference(method: str, x: torch.Tensor, index: Any, value: Any) -> torch.Tensor:
+    """``y = x.clone()`` then the in-place op (reading ``x[index]``, not a view of ``y``
+    that the write would overwrite under autograd)."""
+    y = x.clone()
+    if method == "set":
+        y[index] = value
+    elif method == "add":
+        y[index] += value
+    elif method == "subtract":
+        y[index] -= value
+    elif method == "multiply":
+        y[index] *= value
+    elif method == "divide":
+        y[index] /= value
+    elif method == "power":  # y[index] **= value saves the view it overwrites: autograd refuses
+        y[index] = x[index] ** value
+    elif method == "min":
+        y[index] = torch.minimum(x[index], torch.as_tensor(value, dtype=y.dtype))
+    elif method == "max":
+        y[index] = torch.maximum(x[index], torch.as_tensor(value, dtype=y.dtype))
+    else:
+        y[index] = square_minus(x[index])
+    return y
+
+
+def fns(method: str) -> tuple[dict[str, Callable[..., torch.Tensor]], Callable[..., torch.Tensor]]:
+    return (
+        {f"at.{method}": lambda x, i, v: call(method, x, i, v)},
+        lambda x, i, v: reference(method, x, i, v),
+    )
+
+
+@pytest.mark.parametrize("method", METHODS)
+@given(case=cases())
+@settings(max_examples=40)
+def test_matches_reference_forward_and_backward(method: str, case: Case) -> None:
+    if method == "divide":  # 0 / 0 and x / 0: nan and inf gradients differ by path
+        assume(bool((torch.as_tensor(case.value) != 0).all()))
+    if method == "power" and not case.x.is_floating_point() and not case.x.is_complex():
+        # torch raises for int ** negative int, except on 0-d tensors; at[] always raises
+        assume(bool((torch.as_tensor(case.value) >= 0).all()))
+    value = case.value
+    try:
+        want = reference(method, case.x, case.index, value)
+    except (RuntimeError, TypeError) as exc:
+        try:  # torch's empty-mask setitem refuses a float64 value for float32 x
+            value = as_value(case.value, case.x)
+            want = reference(method, case.x, case.index, value)
+        except (RuntimeError, TypeError):  # e.g. min on complex, int / int: at[] raises too
+            with pytest.raises(type(exc)):
+                call(method, case.x, case.index, case.value)
+            return
+    before, version = case.x.clone(), case.x._version
+    got = call(method, case.x, case.index, case.value)
+    assert (got.dtype, got.shape, got.device) == (want.dtype, want.shape, want.device)
+    torch.testing.assert_close(got, want, equal_nan=True, rtol=1e-5, atol=1e-6)
+    assert torch.equal(case.x, before), "at[] changed x"
+    assert case.x._version == version, "at[] wrote into x"
+    mine, ref = fns(method)
+    compare_gradients(case.x, case.index, value, mine, reference=ref).assert_ok()
+
+
+# -- duplicate positions -------------------------------------------------------
+
+
+@st.composite
+def duplicates(draw: st.DrawFn) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A positive float64 x of shape (n,) or (n, 2), an index tensor over dim 0
+    that names some position more than once, and a positive value."""
+    n = draw(st.integers(1, 4))
+    positions = draw(st.lists(st.integers(-n, n - 1), min_size=2, max_size=6))
+    positions.append(positions[0])  # at least one duplicate
+    gen = torch.Generator().manual_seed(draw(st.integers(0, 2**16)))
+    shape = (n,) if draw(st.booleans()) else (n, 2)
+    x = torch.rand(shape, generator=gen, dtype=torch.float64) + 0.5
+    index = torch.tensor(positions)
+    value = torch.rand((len(positions), *shape[1:]), generator=gen, dtype=torch.float64) + 0.5
+    return x, index, value
+
+
+_SEQUENTIAL = {
+    "add": torch.add,
+    "subtract": torch.sub,
+    "multiply": torch.mul,
+    "divide": torch.div,
+    "power": torch.pow,
+    "min": torch.minimum,
+    "max": torch.maximum,
+}
+
+
+def apply_each(method: str) -> Callable[..., torch.Tensor]:
+    """Apply every update in turn, as a loop of setitems: the meaning of
+    "every duplicate applies"."""
+
+    def ref(x: torch.Tensor, index: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        for k, p in enumerate(index.tolist()):
+            y[p] = _SEQUENTIAL[method](y[p].clone(), value[k])
+        return y
+
+    return ref
+
+
+@pytest.mark.parametrize("method", list(_SEQUENTIAL))
+@given(case=duplicates())
+@settings(max_examples=25)
+def test_duplicates_apply_every_update(method: str, case: tuple[torch.Tensor, ...]) -> None:
+    x, index, value = case
+    report = compare_gradients(
+        x,
+        index,
+        value,
+        {method: lambda a, i, v: call(method, a, i, v)},
+        reference=apply_each(method),
+    )
+    report.assert_ok()
+
+
+@given(case=duplicates())
+@settings(max_examples=25)
+def test_add_with_duplicates_is_index_put_accumulate(case: tuple[torch.Tensor, ...]) -> None:
+    x, index, value = case
+    want = x.clone().index_put_((index,), value, accumulate=True)
+    assert torch.equal(at(x)[index].add(value), want)
+
+
+@given(case=duplicates())
+@settings(max_examples=25)
+def test_apply_with_duplicates_applies_once_per_position(case: tuple[torch.Tensor, ...]) -> None:
+    x, index, _ = case
+    unique = torch.unique(index % x.shape[0])
+    want = x.clone()
+    want[unique] = square_minus(want[unique])
+    compare_gradients(
+        x,
+        index,
+        0.0,
+        {"apply": lambda a, i, v: at(a)[i].apply(square_minus)},
+        reference=lambda a, i, v: reference("apply", a, unique, v),
+    ).assert_ok()
+    torch.testing.assert_close(at(x)[index].apply(square_minus), want)
+
+
+@given(case=duplicates())
+@settings(max_examples=25)
+def test_set_with_duplicates_writes_one_of_the_values(case: tuple[torch.Tensor, ...]) -> None:
+    """As JAX documents: one of the values is written, unspecified which.
+    Gradients are those of setitem: every value gets the gradient of its
+    position, and x gets none at written positions."""
+    x, index, value = case
+    x = x.requires_grad_(True)
+    v = value.clone().requires_grad_(True)
+    out = at(x)[index].set(v)
+    for p in set((index % x.shape[0]).tolist()):
+        written = value[(index % x.shape[0]) == p]
+        assert any(torch.equal(out[p].detach(), w) for w in written)
+    w = torch.rand(out.shape, dtype=out.dtype)
+    gx, gv = torch.autograd.grad((out * w).sum(), (x, v))
+    ref = x.detach().clone().requires_grad_(True)
+    rv = value.clone().requires_grad_(True)
+    y = ref * 1
+    y[index] = rv
+    want_x, want_v = torch.autograd.grad((y * w).sum(), (ref, rv))
+    torch.testing.assert_close(gx, want_x)
+    torch.testing.assert_close(gv, want_v)
+
+
+# -- transforms ----------------------------------------------------------------
+
+INDICES = {
+    "basic": (1, slice(None, None, 2)),
+    "mask": torch.tensor([True, False, True]),
+    "tensor": torch.tensor([2, 0]),
+    "mixed": (slice(None), torch.tensor([3, 1])),
+}
+
+
+def setup(index: Any, batch: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    gen = torch.Generator().manual_seed(0)
+    x = torch.rand(3, 4, generator=gen, dtype=torch.float64) + 0.5
+    shape = x[index].shape
+    v = torch.rand(((batch,) if batch else ()) + shape, generator=gen, dtype=torch.float64) + 0.5
+    return x, v
+
+
+def grads(fn: Callable[..., torch.Tensor], *inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    leaves = [t.detach().clone().requires_grad_(True) for t in inputs]
+    out = fn(*leaves)
+    w = torch.linspace(0.5, 1.5, out.numel(), dtype=out.dtype).reshape(out.shape)
+    got = torch.autograd.grad((out * w + out * out).sum(), leaves, allow_unused=True)
+    return (
+        out.detach(),
+        *(torch.zeros_like(t) if g is None else g for t, g in zip(leaves, got, strict=True)),
+    )
+
+
+@pytest.mark.parametrize("kind", list(INDICES))
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("batched", ["x", "value", "both"])
+def test_vmap_matches_a_loop(method: str, kind: str, batched: str) -> None:
+    index = INDICES[kind]
+    x, v = setup(index)
+    _, vs = setup(index, batch=3)
+    xs = torch.rand(3, 3, 4, generator=torch.Generator().manual_seed(1), dtype=torch.float64) + 0.5
+    bx, bv = batched in ("x", "both"), batched in ("value", "both")
+    args = (xs if bx else x, vs if bv else v)
+    dims = (0 if bx else None, 0 if bv else None)
+
+    def loop(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.stack(
+            [reference(method, a[k] if bx else a, index, b[k] if bv else b) for k in range(3)]
+        )
+
+    got = grads(torch.func.vmap(lambda a, b: call(method, a, index, b), in_dims=dims), *args)
+    for g, w in zip(got, grads(loop, *args), strict=True):
+        torch.testing.assert_close(g, w)
+
+
+@pytest.mark.parametrize("index", [1, slice(0, 2), (None, 2)])
+@pytest.mark.parametrize("method", ["set", "add", "max"])
+def test_vmap_batched_scalar_value(index: Any, method: str) -> None:
+    """One batched number per example: torch's index_fill under vmap writes
+    the last example's number everywhere; at[] must not."""
+    base = torch.zeros(3, requires_grad=True)
+    values = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    got = grads(
+        torch.func.vmap(lambda b, v: call(method, b, index, v), in_dims=(None, 0)), base, values
+    )
+    loop = lambda b, v: torch.stack([reference(method, b, index, v[k]) for k in range(4)])
+    for g, w in zip(got, grads(loop, base, values), strict=True):
+        torch.testing.assert_close(g, w)
+
+
+@pytest.mark.parametrize("kind", list(INDICES))
+@pytest.mark.parametrize("method", METHODS)
+def test_func_grad_functionalize_and_double_backward(method: str, kind: str) -> None:
+    index = INDICES[kind]
+    x, v = setup(index)
+    want = grads(lambda a, b: reference(method, a, index, b), x, v)
+
+    def loss(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        out = call(method, a, index, b)
+        w = torch.linspace(0.5, 1.5, out.numel(), dtype=out.dtype).reshape(out.shape)
+        return (out * w + out * out).sum()
+
+    got = torch.func.grad(loss, argnums=(0, 1))(x, v)
+    torch.testing.assert_close(got, want[1:])
+    functional = torch.func.functionalize(lambda a, b: call(method, a, index, b))
+    for g, w in zip(grads(functional, x, v), want, strict=True):
+        torch.testing.assert_close(g, w)
+    mine, ref = fns(method)
+    compare_gradients(x, index, v, mine, reference=ref, second_order=True).assert_ok()
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")
+@pytest.mark.parametrize(
+    ("method", "kind"), [("set", "basic"), ("add", "tensor"), ("max", "mixed")]
+)
+def test_compile_fullgraph(method: str, kind: str) -> None:
+    index = INDICES[kind]
+    x, v = setup(index)
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda a, b: call(method, a, index, b), fullgraph=True)
+    for g, w in zip(
+        grads(compiled, x, v), grads(lambda a, b: reference(method, a, index, b), x, v), strict=True
+    ):
+        torch.testing.assert_close(g, w)
+    torch._dynamo.reset()
+
+
+# -- out-of-range modes, errors -----------------------------------------------------
+
+
+def test_default_mode_raises_index_error_like_pytorch() -> None:
+    with pytest.raises(IndexError, match="out of bounds"):
+        at(torch.zeros(3))[torch.tensor([0, 3])].set(1.0)
+    with pytest.raises(IndexError, match="out of bounds"):
+        at(torch.zeros(3))[5].add(1.0, mode="promise_in_bounds")
+
+
+def test_clip_and_drop() -> None:
+    x = torch.arange(4.0)
+    idx = torch.tensor([-9, 1, 7])
+    assert torch.equal(
+        at(x)[idx].set(torch.tensor([10.0, 11.0, 12.0]), mode="clip"),
+        torch.tensor([10.0, 11.0, 2.0, 12.0]),
+    )
+    assert torch.equal(at(x)[idx].add(1.0, mode="drop"), torch.tensor([0.0, 2.0, 2.0, 3.0]))
+    assert torch.equal(at(x)[9].set(5.0, mode="drop"), x)
+    assert torch.equal(at(x)[-1].set(5.0, mode="drop"), torch.tensor([0.0, 1.0, 2.0, 5.0]))
+    assert torch.equal(at(x)[idx].get(mode="clip"), torch.tensor([0.0, 1.0, 3.0]))
+    assert torch.equal(
+        at(x)[idx].get(mode="fill", fill_value=-1.0), torch.tensor([-1.0, 1.0, -1.0])
+    )
+    m = torch.zeros(2, 3)
+    assert at(m)[:, torch.tensor([0, 5])].set(1.0, mode="drop").sum() == 2
+
+
+def test_drop_mode_gradients() -> None:
+    x = torch.rand(4, dtype=torch.float64)
+    report = compare_gradients(
+        x,
+        torch.tensor([1, 9, 2]),
+        torch.rand(3, dtype=torch.float64),
+        {"drop": lambda a, i, v: at(a)[i].set(v, mode="drop")},
+        reference=lambda a, i, v: _drop_ref(a, v),
+    )
+    report.assert_ok()
+
+
+def _drop_ref(a: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    y = a.clone()
+    y[torch.tensor([1, 2])] = v[torch.tensor([0, 2])]
+    return y
+
+
+def test_errors_name_the_choices() -> None:
+    x = torch.zeros(3)
+    with pytest.raises(ValueError, match="choose from mask, where"):
+        at(x)[0].set(1.0, method="nope")
+    with pytest.raises(ValueError, match="'clip'"):
+        at(x)[0].set(1.0, mode="wrap")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="index first"):
+        at(x).set(1.0)
+    with pytest.raises(TypeError, match="index once"):
+        at(x)[0][0]
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        at(torch.zeros(3, dtype=torch.long))[0].divide(2)
+
+
+@pytest.mark.parametrize("method", ["mask", "where", "clone", "index_put", "scatter"])
+def test_method_selects_the_recipe(method: str) -> None:
+    x, v = setup(INDICES["tensor"])
+    want = reference("set", x, INDICES["tensor"], v)
+    assert torch.equal(at(x)[INDICES["tensor"]].set(v, method=method), want)
+    assert torch.equal(at(x, INDICES["tensor"]).set(v, method=method), want)

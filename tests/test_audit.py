@@ -1,0 +1,362 @@
+"""audit() finds every hidden in-place write, at the right line, classified as backward behaves."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import torch
+from torch import Tensor, nn
+
+from inplace_recipes import RECIPES, AuditReport, audit, explain
+
+SOURCE = Path(__file__).read_text().splitlines()
+
+
+def line_of(marker: str) -> int:
+    """The line of this file that ends with ``# W:<marker>``."""
+    (line,) = [n for n, text in enumerate(SOURCE, 1) if text.endswith(f"# W:{marker}")]
+    return line
+
+
+def inputs() -> tuple[Tensor, Tensor]:
+    gen = torch.Generator().manual_seed(0)
+    return (
+        torch.randn(4, 5, generator=gen, requires_grad=True),
+        torch.randn(5, 5, generator=gen, requires_grad=True),
+    )
+
+
+# -- models: each an in-place version and its out-of-place reference ----------------
+
+
+def sigmoid_then_relu_(x: Tensor, w: Tensor) -> Tensor:
+    h = torch.sigmoid(x @ w)
+    h = nn.functional.relu(h, inplace=True)  # W:relu
+    return h.sum()
+
+
+def sigmoid_then_relu(x: Tensor, w: Tensor) -> Tensor:
+    return torch.relu(torch.sigmoid(x @ w)).sum()
+
+
+class Residual(nn.Module):
+    def __init__(self, saved: bool) -> None:
+        super().__init__()
+        self.lin = nn.Linear(5, 5)
+        self.saved = saved
+
+    def forward(self, x: Tensor) -> Tensor:
+        h = self.lin(x)
+        if self.saved:
+            h = torch.tanh(h)  # tanh saves its output
+        h += x  # W:residual
+        return h.pow(2).sum()
+
+
+def residual_reference(model: Residual, x: Tensor) -> Tensor:
+    h = model.lin(x)
+    if model.saved:
+        h = torch.tanh(h)
+    return (h + x).pow(2).sum()
+
+
+def data_edit_saved_(x: Tensor, w: Tensor) -> Tensor:
+    h = torch.sigmoid(x @ w)  # saves its output
+    h.data.mul_(0.5)  # W:data_saved
+    return h.sum()
+
+
+def data_edit_saved(x: Tensor, w: Tensor) -> Tensor:
+    return (torch.sigmoid(x @ w) * 0.5).sum()
+
+
+def data_edit_plain_(x: Tensor, w: Tensor) -> Tensor:
+    h = x @ w
+    h.data.mul_(3.0)  # W:data_plain
+    return h.pow(2).sum()
+
+
+def data_edit_plain(x: Tensor, w: Tensor) -> Tensor:
+    return ((x @ w) * 3.0).pow(2).sum()
+
+
+def setitem_leaf_(x: Tensor, w: Tensor) -> Tensor:
+    x[0] = 0.0  # W:setitem_leaf
+    return (x @ w).sum()
+
+
+def setitem_leaf(x: Tensor, w: Tensor) -> Tensor:
+    return (RECIPES["select_scatter"](x, 0, 0.0) @ w).sum()
+
+
+def setitem_nonleaf_(x: Tensor, w: Tensor) -> Tensor:
+    h = x @ w
+    h[:, 1] = 0.0  # W:setitem_nonleaf
+    return h.pow(2).sum()
+
+
+def setitem_nonleaf(x: Tensor, w: Tensor) -> Tensor:
+    return RECIPES["select_scatter"](x @ w, (slice(None), 1), 0.0).pow(2).sum()
+
+
+def out_into_saved_(x: Tensor, w: Tensor) -> Tensor:
+    buf = torch.ones(5)
+    h = w * buf  # mul saves buf, which does not require grad
+    torch.add(torch.ones(5), 1.0, out=buf)  # W:out_saved
+    return (x @ h).sum()
+
+
+def out_into_saved(x: Tensor, w: Tensor) -> Tensor:
+    return (x @ (w * torch.ones(5))).sum()
+
+
+def out_with_grad_(x: Tensor, w: Tensor) -> Tensor:
+    buf = torch.empty(4, 5)
+    torch.matmul(x, w, out=buf)  # W:out_grad
+    return buf.sum()
+
+
+def out_with_grad(x: Tensor, w: Tensor) -> Tensor:
+    return torch.matmul(x, w).sum()
+
+
+def index_add_nonleaf_(x: Tensor, w: Tensor) -> Tensor:
+    h = x @ w
+    h.index_add_(0, torch.tensor([0, 2]), torch.ones(2, 5))  # W:index_add_safe
+    return h.pow(2).sum()
+
+
+def index_add_nonleaf(x: Tensor, w: Tensor) -> Tensor:
+    return (x @ w).index_add(0, torch.tensor([0, 2]), torch.ones(2, 5)).pow(2).sum()
+
+
+def index_add_saved_(x: Tensor, w: Tensor) -> Tensor:
+    h = torch.exp(x @ w)
+    h.index_add_(0, torch.tensor([1]), torch.ones(1, 5))  # W:index_add_saved
+    return h.sum()
+
+
+def index_add_saved(x: Tensor, w: Tensor) -> Tensor:
+    return torch.exp(x @ w).index_add(0, torch.tensor([1]), torch.ones(1, 5)).sum()
+
+
+def no_grad_step_before_backward_(x: Tensor, w: Tensor) -> Tensor:
+    loss = (x @ w).sum()  # mm saves x to compute w's gradient
+    with torch.no_grad():
+        x.mul_(0.5)  # W:no_grad_saved
+    return loss
+
+
+def no_grad_step_before_backward(x: Tensor, w: Tensor) -> Tensor:
+    return (x @ w).sum()
+
+
+@dataclass
+class Case:
+    name: str
+    inplace: Callable[..., Tensor]
+    reference: Callable[..., Tensor]
+    expected: list[tuple[str, str, str]]  # (marker, kind, consequence)
+
+
+def residual(saved: bool) -> tuple[Callable[..., Tensor], Callable[..., Tensor]]:
+    torch.manual_seed(0)
+    model = Residual(saved)
+
+    return (lambda x, w: model(x)), (lambda x, w: residual_reference(model, x))
+
+
+CASES = [
+    Case(
+        "relu_inplace",
+        sigmoid_then_relu_,
+        sigmoid_then_relu,
+        [("relu", "saved for backward", "backward fails")],
+    ),
+    Case("residual_saved", *residual(True), [("residual", "saved for backward", "backward fails")]),
+    Case("residual_safe", *residual(False), [("residual", "non-leaf", "safe")]),
+    Case(
+        "data_saved",
+        data_edit_saved_,
+        data_edit_saved,
+        [("data_saved", ".data alias of a saved tensor", "wrong gradients")],
+    ),
+    Case(
+        "data_plain",
+        data_edit_plain_,
+        data_edit_plain,
+        [("data_plain", ".data alias of a non-leaf", "wrong gradients")],
+    ),
+    Case(
+        "setitem_leaf", setitem_leaf_, setitem_leaf, [("setitem_leaf", "view of a leaf", "raises")]
+    ),
+    Case(
+        "setitem_nonleaf",
+        setitem_nonleaf_,
+        setitem_nonleaf,
+        [("setitem_nonleaf", "non-leaf view (CopySlices)", "safe")],
+    ),
+    Case(
+        "out_saved",
+        out_into_saved_,
+        out_into_saved,
+        [("out_saved", "saved for backward", "backward fails")],
+    ),
+    Case("out_grad", out_with_grad_, out_with_grad, [("out_grad", "out= with grad", "raises")]),
+    Case(
+        "index_add_safe",
+        index_add_nonleaf_,
+        index_add_nonleaf,
+        [("index_add_safe", "non-leaf", "safe")],
+    ),
+    Case(
+        "index_add_saved",
+        index_add_saved_,
+        index_add_saved,
+        [("index_add_saved", "saved for backward", "backward fails")],
+    ),
+    Case(
+        "no_grad_saved",
+        no_grad_step_before_backward_,
+        no_grad_step_before_backward,
+        [("no_grad_saved", "saved for backward", "backward fails")],
+    ),
+]
+
+
+def grads(fn: Callable[..., Tensor]) -> list[Tensor]:
+    x, w = inputs()
+    fn(x, w).backward()
+    return [t.grad for t in (x, w) if t.grad is not None]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_audit_finds_the_write_at_its_line(case: Case) -> None:
+    report = audit(case.inplace, *inputs())
+    found = sorted((f.line, f.kind, f.consequence) for f in report)
+    assert found == sorted((line_of(m), k, c) for m, k, c in case.expected)
+    for finding in report:
+        assert finding.file == __file__
+        assert finding.code.endswith(f"# W:{case.expected[0][0]}")
+        assert finding.recipe
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_classification_matches_what_backward_does(case: Case) -> None:
+    consequences = {c for _, _, c in case.expected}
+    if "raises" in consequences:
+        with pytest.raises(RuntimeError) as info:
+            case.inplace(*inputs())
+        assert explain(info.value).recognized
+    elif "backward fails" in consequences:
+        x, w = inputs()
+        loss = case.inplace(x, w)
+        with pytest.raises(RuntimeError) as info:
+            loss.backward()
+        assert explain(info.value).slug == "saved-tensor-modified"
+    else:
+        got, want = grads(case.inplace), grads(case.reference)
+        same = all(torch.allclose(g, r) for g, r in zip(got, want, strict=True))
+        assert same == (consequences == {"safe"})
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_backward_inside_the_audit_behaves_as_without(case: Case) -> None:
+    def step(x: Tensor, w: Tensor) -> list[Tensor]:
+        case.inplace(x, w).backward()
+        return [t.grad for t in (x, w) if t.grad is not None]
+
+    report = audit(step, *inputs())
+    fails = {c for _, _, c in case.expected} & {"raises", "backward fails"}
+    assert (report.error is not None) == bool(fails)
+    if not fails:
+        want = grads(case.inplace)
+        assert all(torch.allclose(g, r) for g, r in zip(report.result, want, strict=True))
+
+
+def test_out_of_place_code_reports_nothing() -> None:
+    def model(x: Tensor, w: Tensor) -> Tensor:
+        losses = [case.reference(x, w) for case in CASES]
+        net = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.LayerNorm(8), nn.Dropout(0.1))
+        loss = sum(losses) + net(x).sum()
+        loss.backward()
+        torch.optim.SGD([w, *net.parameters()], lr=0.1).step()  # no_grad on leaves: fine
+        return loss
+
+    report = audit(model, *inputs())
+    assert report.error is None
+    assert report.findings == []
+    assert str(report) == "No in-place writes on tensors of an autograd graph."
+
+
+def test_a_model_with_every_kind_misses_none() -> None:
+    torch.manual_seed(0)
+
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin1, self.lin2 = nn.Linear(5, 5), nn.Linear(5, 5)
+            self.act = nn.ReLU(inplace=True)
+
+        def forward(self, x: Tensor) -> Tensor:
+            h = torch.sigmoid(self.lin1(x))
+            h = self.act(h)  # W:net_relu
+            r = torch.tanh(self.lin2(h))
+            r += h  # W:net_residual
+            r.data.clamp_(max=0.5)  # W:net_data
+            r[:, 0] = 0.0  # W:net_setitem
+            return r.sum()
+
+    with audit() as report:
+        Net()(torch.randn(3, 5))
+    assert [(f.line, f.consequence) for f in report] == [
+        (line_of("net_relu"), "backward fails"),
+        (line_of("net_residual"), "backward fails"),
+        (line_of("net_data"), "wrong gradients"),
+        (line_of("net_setitem"), "safe"),
+    ]
+    worst = [f.consequence for f in report.worst_first()]
+    assert worst == ["wrong gradients", "backward fails", "backward fails", "safe"]
+    assert not report.ok
+    text = str(report).splitlines()
+    assert text[0].split() == ["#", "consequence", "where", "op", "tensor", "kind"]
+    assert "wrong gradients" in text[2]
+    assert "relu(inplace=True)" in str(report)
+
+
+def test_records_are_plain_data() -> None:
+    report = audit(data_edit_saved_, *inputs())
+    (record,) = report.to_records()
+    assert record["consequence"] == "wrong gradients"
+    assert record["line"] == line_of("data_saved")
+    assert record["shape"] == [4, 5]
+    assert record["dtype"] == "torch.float32"
+    assert record["aten"] == "aten.mul_.Tensor"
+    assert all(isinstance(v, (str, int, list, type(None))) for v in record.values())
+    assert isinstance(report, AuditReport)
+    assert "wrong gradients=1" in repr(report)
+
+
+def test_the_block_form_lets_errors_through_and_keeps_the_report() -> None:
+    x, w = inputs()
+    with pytest.raises(RuntimeError, match="view of a leaf"), audit() as report:
+        setitem_leaf_(x, w)
+    assert [f.slug for f in report] == ["view-of-leaf"]
+
+
+def test_no_mode_stays_installed() -> None:
+    with audit():
+        pass
+    assert torch._C._len_torch_function_stack() == 0
+    assert torch._C._len_torch_dispatch_stack() == 0
+
+
+def test_importing_the_package_does_not_import_the_audit() -> None:
+    code = "import sys, inplace_recipes; print('inplace_recipes.auditing' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

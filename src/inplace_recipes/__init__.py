@@ -36,10 +36,10 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 # Tools beyond the recipes load on first use, so `import inplace_recipes`
 # stays as cheap as importing torch and nothing runs until it is asked for.
 _LAZY = {
-    "at": "at",
-    "audit": "audit",
-    "AuditReport": "audit",
-    "explain": "explain",
+    "at": "updates",
+    "audit": "auditing",
+    "AuditReport": "auditing",
+    "explain": "error_reference",
     "best_recipe": "recommend",
     "compatibility_matrix": "matrix",
     "draw_graph": "graph",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -17,6 +18,8 @@ nox.options.sessions = ["lint", "tests", "doctest", "docs", "browser", "bench"]
 ROOT = Path(__file__).parent
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 BUILD = ROOT / "docs" / "_build"
+#: The doctest builder must run at least this many examples over the site.
+MIN_DOCTESTS = 60
 
 
 def install(session: nox.Session, *groups: str, editable: bool = True) -> None:
@@ -57,6 +60,7 @@ def tests(session: nox.Session) -> None:
 
 
 def sphinx(session: nox.Session, builder: str, *extra: str) -> None:
+    """sphinx-build with warnings as errors; never ``-j``: gallery scripts share one process."""
     session.run(
         "sphinx-build", "-W", "--keep-going", "-b", builder, "docs", str(BUILD / builder), *extra
     )
@@ -75,6 +79,13 @@ def doctest(session: nox.Session) -> None:
     """Sphinx's doctest builder over every page, recipe text cell and docstring."""
     install(session, "docs")
     sphinx(session, "doctest", "-D", "plot_gallery=0", *session.posargs)
+    # Sphinx prints a summary per page; report the site's total and hold it to the floor.
+    summary = (BUILD / "doctest" / "output.txt").read_text()
+    totals = re.findall(r"^\s+(\d+) tests?$", summary, flags=re.MULTILINE)
+    ran = int(totals[-1]) if totals else 0
+    session.log(f"The doctest builder ran {ran} examples, none failed")
+    if ran < MIN_DOCTESTS:
+        session.error(f"only {ran} doctest examples ran; the site promises at least {MIN_DOCTESTS}")
 
 
 @nox.session
@@ -91,8 +102,12 @@ def browser(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Quick benchmark of every recipe against the in-place baseline (``-- --full`` for all)."""
-    install(session, "test")
+    """Quick benchmark of every recipe against the in-place baseline (< 1 minute).
+
+    The committed full run (see benchmarks/README.md): ``nox -s bench -- --full
+    --threads 1 --device cpu --output benchmarks/results/cpu-full.json``.
+    """
+    session.install("-e", ".[bench]")  # torch, tqdm, matplotlib
     args = session.posargs or ["--quick", "--output", str(BUILD / "bench-quick.json")]
     session.run("python", "-m", "inplace_recipes", "bench", *args)
 

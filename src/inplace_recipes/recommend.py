@@ -1,32 +1,135 @@
 """Which recipe to use for an index: the fastest one that is correct for it.
 
+:data:`PREFERENCES` ranks the recipes for each kind of write by forward +
+backward time over in-place (geometric mean over 1e5 to 1e7 elements, float32
+and float64, eager, CPU), from the committed benchmark (``benchmarks/results/cpu-full.json``; :func:`ranking` recomputes it
+from any results file). :func:`best_recipe` takes the first recipe in that
+order that can express the index and value.
+
 >>> import torch
 >>> best_recipe(torch.zeros(3, 4), 1, 0.0)
-'select_scatter'
+'clone'
+>>> best_recipe(torch.zeros(3, 4), torch.tensor([[True] * 4, [False] * 4, [True] * 4]), 0.0)
+'masked_fill'
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from typing import Any
 
 from torch import Tensor
 
 from .indexing import IndexPlan
 
-__all__ = ["best_recipe"]
+__all__ = ["PREFERENCES", "best_recipe", "ranking", "write_kind"]
+
+#: Recipes in order of preference for each kind of write, fastest first, down
+#: to ``clone`` (clone then setitem): the reference, correct for every index,
+#: and never slower than the floor by more than its Python time. Comments:
+#: forward + backward time over in-place, geometric mean over 1e5..1e7
+#: elements and float32/float64 (``ranking(load_results())``).
+PREFERENCES: dict[str, tuple[str, ...]] = {
+    # x[i, j] = v: ints only, more than one. clone 1.34; index_put 1.69, scatter 1.70
+    "element": ("clone",),
+    # x[i] = v: one int, a whole slab. clone 1.55; masked_fill (index_fill) 1.56
+    "row": ("clone",),
+    # a basic index with a slice: x[:, 1::10] = v. clone 1.36; masked_fill 1.41
+    "slice": ("clone",),
+    # x[mask] = v: one boolean mask. masked_fill 1.17, clone 1.23; where 1.33
+    "mask": ("masked_fill", "clone"),
+    # a basic index and a tensor value that requires grad. clone 1.71; select_scatter 1.87
+    "value_grad": ("clone",),
+    # index tensors: not benchmarked; clone, which wins "element" (flat positions)
+    "advanced": ("clone",),
+}
+
+#: Kinds of write that may not contain the same position twice for the recipe
+#: to match setitem; with duplicates the reference ``clone`` is used.
+_NO_DUPLICATES = {"index_put", "scatter"}
+
+
+def write_kind(x: Tensor, index: Any) -> str:
+    """The key of :data:`PREFERENCES` for ``x[index] = ...``.
+
+    >>> import torch
+    >>> [write_kind(torch.zeros(4, 4), i) for i in [(1, 2), 1, (slice(None), slice(0, 4, 2))]]
+    ['element', 'row', 'slice']
+    """
+    plan = IndexPlan.of(x, index)
+    if plan.kind == "mask":
+        return "mask"
+    if plan.kind == "advanced":
+        return "advanced"
+    ints = [s for _, s in plan.steps if not isinstance(s, slice)]
+    if len(ints) == len(plan.steps) and len(ints) >= 2:
+        return "element"
+    if len(plan.steps) == 1 and ints:
+        return "row"
+    return "slice"
 
 
 def best_recipe(x: Tensor, index: Any, value: Any) -> str:
     """The name in :data:`~inplace_recipes.RECIPES` to use for ``x[index] = value``.
 
-    Rule: basic indices (ints, slices) use ``select_scatter``, which saves
-    nothing for backward; a boolean mask uses ``masked_fill`` for a single
-    value and ``where`` otherwise; index tensors use ``index_put``.
+    The first recipe of :data:`PREFERENCES` for this kind of write that takes
+    the index and value: ``masked_fill`` only writes a single value,
+    ``select_scatter`` only basic indices, and ``index_put``/``scatter`` are
+    skipped when an index tensor names a position twice.
+
+    >>> import torch
+    >>> best_recipe(torch.zeros(4, 4), (1, 2), 0.0)
+    'clone'
+    >>> best_recipe(torch.zeros(4, 4), torch.tensor([0, 2]), 0.0)
+    'clone'
     """
-    plan = IndexPlan.of(x, index)
-    if plan.kind == "basic":
-        return "select_scatter"
-    if plan.kind == "mask":
-        single = not isinstance(value, Tensor) or value.numel() == 1
-        return "masked_fill" if single else "where"
-    return "index_put"
+    kind = write_kind(x, index)
+    single = not isinstance(value, Tensor) or value.numel() == 1
+    if kind in {"element", "row", "slice"} and not single and value.requires_grad:
+        kind = "value_grad"
+    duplicates = kind == "advanced" and IndexPlan.of(x, index).has_duplicates()
+    for name in PREFERENCES[kind]:
+        if name == "masked_fill" and not single:
+            continue
+        if name in _NO_DUPLICATES and duplicates:
+            continue
+        return name
+    return "clone"  # pragma: no cover - every list ends with clone
+
+
+def ranking(
+    results: dict[str, Any], sizes: Iterable[int] = (10**5, 10**6, 10**7)
+) -> dict[str, list[tuple[str, float]]]:
+    """``{write: [(recipe, ratio to in-place), ...]}``, fastest first.
+
+    The ratio is the geometric mean, over ``sizes`` and both dtypes, of the
+    forward + backward time over the in-place time, eager, CPU, from a results
+    dict of :func:`inplace_recipes.bench.run`; a recipe counts only if it was
+    correct and measured at all of them. Averaging sizes and dtypes keeps one
+    noisy measurement from deciding.
+
+    >>> fake = {"records": [
+    ...     {"device": "cpu", "dtype": "float32", "mode": "eager", "size": 10**6,
+    ...      "write": "row", "entry": e, "correct": True, "ratio_forward_backward": t}
+    ...     for e, t in [("inplace", 1.0), ("where", 3.0), ("clone", 1.2)]]}
+    >>> ranking(fake, sizes=[10**6])
+    {'row': [('clone', 1.2), ('where', 3.0)]}
+    """
+    wanted = set(sizes)
+    logs: dict[tuple[str, str], list[float]] = {}
+    for r in results["records"]:
+        if (r["device"], r["mode"]) != ("cpu", "eager") or r["size"] not in wanted:
+            continue
+        if r["entry"] in {"inplace", "plain_clone", "inplace_on_clone"} or not r["correct"]:
+            continue
+        ratio = r["ratio_forward_backward"]
+        if ratio:
+            logs.setdefault((r["write"], r["entry"]), []).append(math.log(ratio))
+    most = {w: max(len(v) for (w2, _), v in logs.items() if w2 == w) for w, _ in logs}
+    table: dict[str, list[tuple[str, float]]] = {}
+    for (write, entry), values in logs.items():
+        if len(values) == most[write]:
+            mean = math.exp(sum(values) / len(values))
+            table.setdefault(write, []).append((entry, round(mean, 3)))
+    return {w: sorted(rows, key=lambda row: row[1]) for w, rows in table.items()}

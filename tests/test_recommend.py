@@ -1,0 +1,70 @@
+"""best_recipe names a recipe that agrees with the reference for every kind of index."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+import inplace_recipes as ir
+from inplace_recipes.recommend import PREFERENCES, best_recipe, write_kind
+
+
+def _mask() -> torch.Tensor:
+    mask = torch.zeros(4, 5, dtype=torch.bool)
+    mask[0, 1] = mask[2, 3] = mask[3, 0] = True
+    return mask
+
+
+CASES: list[tuple[str, Any, Any]] = [
+    ("element", (1, 2), 42.0),
+    ("element, tensor value", (1, 2), torch.tensor(3.0, requires_grad=True)),
+    ("row", 1, 42.0),
+    ("row, value row", 1, torch.rand(5, requires_grad=True)),
+    ("column", (slice(None), 2), 42.0),
+    ("slice with step", (slice(None), slice(1, None, 2)), 42.0),
+    ("slice, value", (slice(None), slice(1, None, 2)), torch.rand(4, 2, requires_grad=True)),
+    ("ellipsis and None", (..., None, 3), 42.0),
+    ("whole tensor", ..., 42.0),
+    ("mask", _mask(), 42.0),
+    ("mask, values", _mask(), torch.rand(3, requires_grad=True)),
+    ("row mask", torch.tensor([True, False, True, False]), 42.0),
+    ("index tensor", torch.tensor([0, 3]), 42.0),
+    ("index tensors", (torch.tensor([0, 3]), torch.tensor([1, 4])), torch.rand(2)),
+    ("duplicates", torch.tensor([1, 1]), torch.rand(2, 5, requires_grad=True)),
+    ("mixed", (torch.tensor([0, 2]), slice(1, 3)), 42.0),
+]
+
+
+@pytest.mark.parametrize(("label", "index", "value"), CASES, ids=[c[0] for c in CASES])
+def test_best_recipe_is_correct(label: str, index: Any, value: Any) -> None:
+    x = torch.rand(4, 5, requires_grad=True) * 1
+    name = best_recipe(x, index, value)
+    assert name in ir.RECIPES
+    result = ir.compare_gradients(x, index, value, [name])[name]
+    assert result.not_applicable is None, (label, name, result.not_applicable)
+    assert result.ok, (label, name, result.problems)
+
+
+def test_duplicates_fall_back_to_the_reference() -> None:
+    assert best_recipe(torch.zeros(4), torch.tensor([1, 1]), 0.0) == "clone"
+
+
+def test_every_preference_names_a_recipe_and_ends_with_clone() -> None:
+    for prefs in PREFERENCES.values():
+        assert set(prefs) <= set(ir.RECIPES)
+        assert prefs[-1] == "clone"
+
+
+def test_write_kinds() -> None:
+    x = torch.zeros(4, 5)
+    assert write_kind(x, (1, 2)) == "element"
+    assert write_kind(x, 1) == "row"
+    assert write_kind(x, (slice(None), slice(None, None, 2))) == "slice"
+    assert write_kind(x, _mask()) == "mask"
+    assert write_kind(x, torch.tensor([0])) == "advanced"
+
+
+def test_at_default_is_exported() -> None:
+    assert ir.best_recipe is best_recipe

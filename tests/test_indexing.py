@@ -45,7 +45,6 @@ def test_spread_agrees_with_the_value_at_written_positions(case: Case) -> None:
         ((None, Ellipsis), "basic"),
         (torch.ones(3, 4, dtype=torch.bool), "mask"),
         (torch.ones(3, dtype=torch.bool), "mask"),
-        (torch.ones(3, 4, dtype=torch.uint8), "mask"),
         (torch.tensor([0, 1]), "advanced"),
         ([0, 1], "advanced"),
         (torch.tensor(1), "advanced"),
@@ -67,18 +66,20 @@ BAD_INDICES: list[tuple[Any, type[Exception], str]] = [
     (slice(None, None, -1), ValueError, "step must be greater than zero"),
     (torch.tensor([0.5]), IndexError, "must be long, int, byte or bool"),
     (0.5, IndexError, "only integers, slices"),
+    (torch.ones(3, dtype=torch.uint8), (IndexError, RuntimeError), "mask"),
 ]
 
 
 @pytest.mark.parametrize("name", list(RECIPES))
 @pytest.mark.parametrize(("index", "error", "message"), BAD_INDICES)
 def test_bad_index_raises_what_torch_raises(
-    name: str, index: Any, error: type[Exception], message: str
+    name: str, index: Any, error: Any, message: str
 ) -> None:
     x = torch.zeros(3, 4)
-    with pytest.raises(error, match=message):
+    ours = error[0] if isinstance(error, tuple) else error
+    with pytest.raises(ours, match=message):
         RECIPES[name](x, index, 1.0)
-    with pytest.raises(error, match=message.split(" ")[0]):  # torch's own setitem agrees
+    with pytest.raises(error, match=message.split(" ")[0]):  # torch's own setitem refuses too
         x.clone()[index] = 1.0
 
 

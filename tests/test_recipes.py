@@ -188,3 +188,21 @@ def test_leaf_that_requires_grad_is_accepted(name: str) -> None:
     out.sum().backward()
     assert x.grad is not None
     assert x.grad.tolist() == [0.0, 1.0, 1.0]
+
+
+@pytest.mark.filterwarnings(
+    "ignore:There is a performance drop because we have not yet implemented"
+)
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("index", [1, (slice(None), 2), (0, slice(1, None, 2))])
+def test_vmap_over_a_batched_value_matches_a_loop(name: str, index: Any) -> None:
+    """torch 2.13's index_fill writes the last batch's value everywhere under vmap."""
+    base = torch.zeros(3, 4)
+    values = torch.arange(1.0, 5.0)
+    fn = RECIPES[name]
+    expected = torch.stack([fn(base, index, v) for v in values])
+    if name == "clone":  # setitem cannot write a batched value into an unbatched clone
+        with pytest.raises(RuntimeError, match="vmap"):
+            torch.func.vmap(lambda v: fn(base, index, v))(values)
+        return
+    assert torch.equal(torch.func.vmap(lambda v: fn(base, index, v))(values), expected)

@@ -97,7 +97,8 @@ def _canonical(index: Any) -> tuple[Any, ...]:
                 f"Variables are valid indices (got {type(item).__name__})"
             )
         if isinstance(item, Tensor) and item.dtype == torch.uint8:
-            item = item.bool()
+            # getitem still takes (deprecated) byte masks; setitem no longer does
+            raise IndexError("setitem takes bool masks, not torch.uint8 ones: use mask.bool()")
         out.append(item)
     return tuple(out)
 

@@ -128,7 +128,9 @@ def clone_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
     """``y = x.clone(); y[index] = value``: the reference every recipe matches.
 
     Autograd records the write as ``CopySlices``; nothing extra is saved for
-    backward. Pitfall: under ``torch.func.vmap`` with a batched ``value`` and
+    backward. The index is planned only if setitem refuses it, so that the
+    error is the one every recipe gives; on small tensors planning costs more
+    than the write. Pitfall: under ``torch.func.vmap`` with a batched ``value`` and
     an unbatched ``x`` the write fails, since the clone has no batch
     dimension to receive it.
 
@@ -136,10 +138,21 @@ def clone_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([[0., 3.],
             [0., 0.]])
     """
-    plan, v = _prepare(x, index, value)
-    y = x.clone()
+    if not isinstance(x, Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
     # setitem with index tensors refuses a value of another dtype: pass the cast one
-    y[plan.index] = v if isinstance(value, Tensor) else value
+    v = value if type(value) in (bool, int, float) else as_value(value, x)
+    y = x.clone()
+    try:
+        y[index] = v
+    except (IndexError, RuntimeError, TypeError, ValueError):
+        # Plan the index only now: it costs more than the write itself on
+        # small tensors, and gives the same clear error every recipe gives.
+        try:
+            _prepare(x, index, value)
+        except Exception as clear:
+            raise clear from None
+        raise
     return y
 
 
@@ -223,7 +236,10 @@ def masked_fill(x: Tensor, index: Any, value: Any) -> Tensor:
     """``index_fill`` along one dimension, ``masked_fill`` otherwise.
 
     Writes a single value (a number or a one-element tensor, which receives
-    its gradient); it raises ``ValueError`` for a tensor of values.
+    its gradient); it raises ``ValueError`` for a tensor of values. Pitfall
+    avoided: under ``torch.func.vmap`` with a batched one-element value,
+    torch 2.13's ``index_fill`` writes the last batch's value into every
+    batch, so a tensor value always goes through ``masked_fill``.
 
     >>> masked_fill(torch.zeros(2, 3), (slice(None), 1), 9.0)
     tensor([[0., 9., 0.],
@@ -236,7 +252,10 @@ def masked_fill(x: Tensor, index: Any, value: Any) -> Tensor:
             f"{list(v.shape)}; use 'where' or 'index_put'"
         )
     fill = v.reshape(())
-    if plan.kind == "basic" and len(plan.steps) == 1:
+    # index_fill with a tensor value is wrong under vmap when the value is
+    # batched (torch 2.13 writes the last batch's value everywhere), so only
+    # a Python number, which cannot be batched, takes this path.
+    if plan.kind == "basic" and len(plan.steps) == 1 and not isinstance(value, Tensor):
         dim, where_ = plan.steps[0]
         if isinstance(where_, slice):
             positions = torch.arange(where_.start, where_.stop, where_.step, device=x.device)

@@ -4,20 +4,22 @@ Nothing in the table's result columns is typed: at build time each recipe's
 one line of code is run and checked against ``clone()`` then setitem with
 :func:`inplace_recipes.compare_gradients` (forward, gradient to ``x``,
 gradient to the value), and the package's recipe of the same name is checked
-too. Bytes saved for backward and speed relative to the in-place op come from
-``inplace_recipes.bench.answer_columns()`` when that module exists; until then
-those two columns are left out.
+too. Bytes saved for backward are measured live and speed relative to the
+in-place op is read from the committed results, both through
+``inplace_recipes.bench``. ``_generated/which_recipe.md`` pairs each kind of
+write with the recipe :func:`inplace_recipes.best_recipe` picks for it now and
+that recipe's measured speed.
 """
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 import torch
 
 import inplace_recipes as ir
+from inplace_recipes import bench
 
 RECIPES_DIR = Path(__file__).parent.parent / "recipes"
 
@@ -56,16 +58,6 @@ def _line_recipe(line: str) -> ir.recipes.Recipe:
     return recipe
 
 
-def _bench_columns() -> dict[str, dict[str, Any]] | None:
-    if importlib.util.find_spec("inplace_recipes.bench") is None:
-        return None
-    from inplace_recipes import bench
-
-    if not hasattr(bench, "answer_columns"):
-        return None
-    return bench.answer_columns()  # type: ignore[no-any-return]
-
-
 def _bytes(n: int) -> str:
     if n < 1024:
         return f"{n} B"
@@ -91,30 +83,19 @@ def render() -> str:
     package = ir.compare_gradients(x, i, v, list(LINES))
     package.assert_ok()  # and so is the package's recipe
 
-    bench = _bench_columns()
-    perf = (RECIPES_DIR / "tools" / "plot_performance.py").exists()
-    speed_header = (
-        "{doc}`speed vs in-place </auto_recipes/tools/plot_performance>`"
-        if perf
-        else "speed vs in-place"
-    )
+    columns = bench.answer_columns()
+    speed_header = "{doc}`speed vs in-place </auto_recipes/tools/plot_performance>`"
     header = ["recipe", "one line for `x[i] = v`", "grad to `x`", "grad to `v`"]
-    if bench is not None:
-        header += ["saved for backward", speed_header]
-    header.append("pitfall")
+    header += ["saved for backward", speed_header, "pitfall"]
 
     rows = [header]
-    for name, line in LINES.items():
-        result = typed[name]
-        page = RECIPES_DIR / "by_recipe" / f"plot_{name}.py"
-        label = f"{{doc}}`{name} </auto_recipes/by_recipe/plot_{name}>`" if page.exists() else name
+    for name in ir.RECIPES:  # a recipe without a line here fails the build
+        line, result = LINES[name], typed[name]
+        label = f"{{doc}}`{name} </auto_recipes/by_recipe/plot_{name}>`"
         row = [label, f"`{line}`", _diff(result.grad_x), _diff(result.grad_value)]
-        if bench is not None:
-            cols = bench.get(name, {})
-            saved = cols.get("saved_bytes")
-            ratio = cols.get("speed_ratio")
-            row.append("n/a" if saved is None else _bytes(int(saved)))
-            row.append("not measured" if ratio is None else f"{ratio:.2f}\N{MULTIPLICATION SIGN}")
+        saved, ratio = columns[name]["saved_bytes"], columns[name]["speed_ratio"]
+        row.append("n/a" if saved is None else _bytes(int(saved)))
+        row.append("not measured" if ratio is None else f"{ratio:.2f}\N{MULTIPLICATION SIGN}")
         row.append(PITFALLS[name])
         rows.append(row)
 
@@ -136,23 +117,76 @@ def render() -> str:
         "{py:func}`~inplace_recipes.compare.compare_gradients`; ✓ exact means the gradient is "
         "bit-for-bit the reference's."
     )
-    if bench is not None:
-        sources = sorted({str(c.get("source", "")) for c in bench.values() if c.get("source")})
-        if sources:
-            out.append("")
-            out.append("Memory and speed: " + "; ".join(sources) + ".")
+    out.append("")
+    out.append(
+        "Saved for backward: a one-element write on a float32 non-leaf of 1e6 elements; "
+        "speed: forward + backward time over the in-place write's, same size, "
+        f"{columns['inplace']['source']}. Functional updates with every recipe behind "
+        "them: {doc}`at[] </auto_recipes/tools/plot_at>`; what works under `vmap`, "
+        "`torch.compile` and friends: {doc}`the compatibility matrix "
+        "</auto_recipes/tools/plot_compatibility_matrix>`."
+    )
     out.append("")
     return "\n".join(out)
 
 
-def write(outdir: Path) -> Path:
+#: What each kind of write of the benchmark looks like in code.
+WRITE_CODE = {
+    "element": "x[i, j] = 0.0",
+    "row": "x[i] = 0.0",
+    "slice": "x[:, 1::10] = 0.0",
+    "mask": "x[mask] = 0.0  (1% True)",
+    "value_grad": "x[i] = v  (v requires grad)",
+}
+
+
+def render_which() -> str:
+    """Each write, the recipe ``best_recipe`` picks, and its measured speed."""
+    results = bench.load_results()
+    shape = bench.shape_for(10**6)
+    x = torch.zeros(shape, requires_grad=True)
+    rows = [["write", "`best_recipe` picks", "its time / in-place", "fastest measured"]]
+    for write, make in bench.WRITES.items():
+        index, value = make(shape, x)
+        pick = ir.best_recipe(x, index, value)
+        ratios = {
+            entry: by_size.get(10**6)
+            for entry, by_size in bench.ratio_table(results, write=write).items()
+            if entry in ir.RECIPES
+        }
+        measured = {k: v for k, v in ratios.items() if v is not None}
+        fastest = min(measured, key=measured.__getitem__)
+        x_sign = "\N{MULTIPLICATION SIGN}"
+        rows.append(
+            [
+                f"`{WRITE_CODE[write]}`",
+                f"`{pick}`",
+                f"{measured[pick]:.2f}{x_sign}" if pick in measured else "not measured",
+                f"`{fastest}` {measured[fastest]:.2f}{x_sign}",
+            ]
+        )
+    out = ["```{list-table}", ":header-rows: 1", ""]
+    for row in rows:
+        out.append(f"* - {row[0]}")
+        out.extend(f"  - {cell}" for cell in row[1:])
+    out += ["```", ""]
+    prov = results["provenance"]
+    out.append(
+        f"Forward + backward at 1e6 float32 elements, eager, from the committed results "
+        f"({prov['cpu']}, {prov['threads']} thread(s), torch {prov['torch']}); differences under "
+        "about 20% are within the run's noise. Details on the performance page."
+    )
+    return "\n".join(out) + "\n"
+
+
+def write(outdir: Path) -> None:
     outdir.mkdir(parents=True, exist_ok=True)
-    path = outdir / "answer_table.md"
-    text = render()
-    if not path.exists() or path.read_text() != text:  # keep the mtime: no needless rebuild
-        path.write_text(text)
-    return path
+    for name, text in [("answer_table.md", render()), ("which_recipe.md", render_which())]:
+        path = outdir / name
+        if not path.exists() or path.read_text() != text:  # keep the mtime: no needless rebuild
+            path.write_text(text)
 
 
 if __name__ == "__main__":
     print(render())
+    print(render_which())

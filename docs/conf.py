@@ -74,10 +74,7 @@ import inplace_recipes as ir
 
 for _name in ("indexing", "recipes", "compare", "recommend", "graph",
               "bench", "updates", "matrix", "auditing", "error_reference"):
-    try:
-        _module = importlib.import_module("inplace_recipes." + _name)
-    except ModuleNotFoundError:
-        continue
+    _module = importlib.import_module("inplace_recipes." + _name)
     globals().update({_n: getattr(_module, _n) for _n in getattr(_module, "__all__", ())})
 torch.manual_seed(0)
 """
@@ -118,26 +115,6 @@ copybutton_prompt_is_regexp = True
 copybutton_exclude = ".linenos, .gp, .go"
 
 # -- pages generated at build time ---------------------------------------
-#: The site's sections, in order. A page still being written (``errors``) is
-#: left out of the toctree until its file exists, so the build never warns.
-SECTIONS = ("concepts/index", "auto_recipes/index", "errors", "api")
-
-
-def _write_toctree(outdir: Path) -> None:
-    gallery = HERE / sphinx_gallery_conf["examples_dirs"]
-    present = [
-        s
-        for s in SECTIONS
-        if (HERE / f"{s}.md").exists() or (s == "auto_recipes/index" and gallery.is_dir())
-    ]
-    text = "```{toctree}\n:maxdepth: 2\n:hidden:\n\n" + "\n".join(present) + "\n```\n"
-    outdir.mkdir(parents=True, exist_ok=True)
-    path = outdir / "toctree.md"
-    if not path.exists() or path.read_text() != text:
-        path.write_text(text)
-
-
-_write_toctree(HERE / "_generated")
 answer_table.write(HERE / "_generated")
 concept_graphs.write(HERE / "_generated")
 api_modules.write(HERE / "_generated")

@@ -13,8 +13,8 @@ element.
 # When to use it
 # --------------
 #
-# A boolean mask and a tensor of values (for a single value, ``masked_fill``
-# is cheaper), or any index when you want one recipe that always works.
+# A boolean mask and a tensor of values (for a single value, see
+# ``masked_fill``), or any index when you want one recipe that always works.
 # ``ir.where`` builds the mask from the index you would have written:
 #
 # >>> x = torch.zeros(4)

@@ -93,7 +93,7 @@ def mask_blend(x: Tensor, index: Any, value: Any) -> Tensor:
     Pitfalls: multiplying by zero does not erase ``inf`` or ``nan``, so a
     non-finite entry of ``x`` at an overwritten position, or a non-finite
     ``value``, turns into ``nan``. It builds and saves a full-size mask of
-    ``x``'s dtype for backward, which makes it the slowest recipe.
+    ``x``'s dtype for backward (4 bytes an element in float32).
 
     >>> mask_blend(torch.ones(3), 1, 5.0)
     tensor([1., 5., 1.])

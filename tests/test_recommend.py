@@ -68,3 +68,21 @@ def test_write_kinds() -> None:
 
 def test_at_default_is_exported() -> None:
     assert ir.best_recipe is best_recipe
+
+
+#: Two recipes closer than this in the committed run are within its noise.
+NOISE = 1.10
+
+
+def test_preferences_follow_the_committed_measurements() -> None:
+    """Re-running the benchmark can change the ranking: then PREFERENCES must follow."""
+    from inplace_recipes.bench import load_results
+    from inplace_recipes.recommend import ranking
+
+    measured = ranking(load_results())
+    for write, rows in measured.items():
+        ratios = dict(rows)
+        # the first preference that takes a single value, as the benchmark writes one
+        pick = next(p for p in PREFERENCES[write] if p in ratios)
+        fastest = min(ratios.values())
+        assert ratios[pick] <= NOISE * fastest, (write, pick, rows)

@@ -22,17 +22,12 @@ BUILD = ROOT / "docs" / "_build"
 MIN_DOCTESTS = 60
 
 
-def install(session: nox.Session, *groups: str, editable: bool = True) -> None:
-    """Install the package and the named dependency groups of pyproject.toml."""
+def install(session: nox.Session, *groups: str) -> None:
+    """Install the package (editable, so doctests of src/ import it) and dependency groups."""
     requirements = [
         req for group in groups for req in nox.project.dependency_groups(PYPROJECT, group)
     ]
-    if requirements:
-        session.install(*requirements)
-    if editable:
-        session.install("-e", ".")
-    else:
-        session.install(".")
+    session.install(*requirements, "-e", ".")
 
 
 @nox.session
@@ -46,13 +41,15 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """pytest: property tests, gradient checks, docstring doctests of src/."""
+    """pytest: property tests, gradient checks, docstring doctests of src/ and the README."""
     install(session, "test")
     session.run(
         "pytest",
         "--doctest-modules",
+        "--doctest-glob=README.md",
         "tests",
         "src/inplace_recipes",
+        "README.md",
         "-m",
         "not browser",
         *session.posargs,

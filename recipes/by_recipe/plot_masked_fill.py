@@ -3,9 +3,9 @@
 ==================================================
 
 ``x.masked_fill(mask, value)`` writes one value at every True position of
-the mask. It is what ``best_recipe`` picks for a mask and a single value
-(see the performance page for the measurement), and the value may be a one-element tensor that requires grad: it receives the sum
-of the gradients of the positions it filled. It writes one value only.
+the mask (``index_fill`` does it along one dimension). The value may be a
+one-element tensor that requires grad: it receives the sum of the gradients
+of the positions it filled. It writes one value only.
 """
 
 # %%

@@ -459,7 +459,16 @@ def _run(config: Config, devices: list[str], progress: bool, command: str) -> di
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=total, unit="entry", dynamic_ncols=True, bar_format=_BAR)
+        # integer ticks (no float drift past the total): per entry, one per round
+        # for its checks and nine per timed round; shown in entries
+        ticks = 10 * config.rounds
+        bar = tqdm(
+            total=total * ticks,
+            unit="entry",
+            unit_scale=1 / ticks,
+            dynamic_ncols=True,
+            bar_format=_BAR,
+        )
     checks = {
         (device, dtype): _checked_recipes(config, device, getattr(torch, dtype))
         for device in devices
@@ -534,7 +543,7 @@ def _measure(
             if config.peak:
                 record["peak_bytes"] = peak_bytes(step.both, device)
         if bar is not None:  # a tenth of the entry's share: checked (and compiled)
-            bar.update(0.1)
+            bar.update(config.rounds)
     # Interleaved rounds: a burst of load from other processes lands on every
     # entry alike instead of on whichever was being timed.
     samples: dict[tuple[str, str], list[float]] = {}
@@ -544,7 +553,7 @@ def _measure(
                 times = _time(fn, config.threads, config.min_run_time / config.rounds)
                 samples.setdefault((entry, phase), []).extend(times)
             if bar is not None:
-                bar.update(0.9 / config.rounds)
+                bar.update(9)
     for record in records:
         for phase in ("forward", "forward_backward"):
             if (record["entry"], phase) in samples:
@@ -554,7 +563,7 @@ def _measure(
                 steps[record["entry"]].both, record["forward_backward"]["median"]
             )
         if bar is not None and record["entry"] not in steps:
-            bar.update(0.9)  # refused or incorrect: nothing was timed
+            bar.update(9 * config.rounds)  # refused or incorrect: nothing was timed
     return records
 
 
@@ -688,8 +697,8 @@ def _add_ratios(records: list[dict[str, Any]]) -> None:
 def load_results(path: str | Path | None = None) -> dict[str, Any]:
     """The committed results (``benchmarks/results/cpu-full.json`` by default).
 
-    >>> results = load_results()  # doctest: +SKIP
-    >>> sorted(results)  # doctest: +SKIP
+    >>> results = load_results()
+    >>> sorted(results)
     ['checks', 'config', 'provenance', 'records']
     """
     path = Path(path) if path is not None else RESULTS_DIR / "cpu-full.json"

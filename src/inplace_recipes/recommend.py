@@ -10,7 +10,7 @@ order that can express the index and value.
 >>> best_recipe(torch.zeros(3, 4), 1, 0.0)
 'clone'
 >>> best_recipe(torch.zeros(3, 4), torch.tensor([[True] * 4, [False] * 4, [True] * 4]), 0.0)
-'masked_fill'
+'clone'
 """
 
 from __future__ import annotations
@@ -31,17 +31,17 @@ __all__ = ["PREFERENCES", "best_recipe", "ranking", "write_kind"]
 #: forward + backward time over in-place, geometric mean over 1e5..1e7
 #: elements and float32/float64 (``ranking(load_results())``).
 PREFERENCES: dict[str, tuple[str, ...]] = {
-    # x[i, j] = v: ints only, more than one. clone 1.34; index_put 1.69, scatter 1.70
+    # x[i, j] = v: ints only, more than one. clone 1.48; scatter 2.00, index_put 2.05
     "element": ("clone",),
-    # x[i] = v: one int, a whole slab. clone 1.55; masked_fill (index_fill) 1.56
+    # x[i] = v: one int, a whole slab. clone 1.35; masked_fill (index_fill) 1.50
     "row": ("clone",),
-    # a basic index with a slice: x[:, 1::10] = v. clone 1.36; masked_fill 1.41
+    # a basic index with a slice: x[:, 1::10] = v. clone 1.37; select_scatter 1.56
     "slice": ("clone",),
-    # x[mask] = v: one boolean mask. masked_fill 1.17, clone 1.23; where 1.33
-    "mask": ("masked_fill", "clone"),
-    # a basic index and a tensor value that requires grad. clone 1.71; select_scatter 1.87
+    # x[mask] = v: one boolean mask. clone 1.17; masked_fill 1.23, where 1.36
+    "mask": ("clone",),
+    # a basic index and a tensor value that requires grad. clone 1.51; select_scatter 1.77
     "value_grad": ("clone",),
-    # index tensors: not benchmarked; clone, which wins "element" (flat positions)
+    # index tensors: not benchmarked; clone, which wins every measured write
     "advanced": ("clone",),
 }
 

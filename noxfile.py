@@ -94,7 +94,7 @@ def browser(session: nox.Session) -> None:
         session.run("apt-get", "update", external=True)
         session.run("apt-get", "install", "-y", "chromium", external=True)
     install(session, "browser")
-    session.run("pytest", "-m", "browser", "tests/test_browser.py", *session.posargs)
+    session.run("pytest", "-m", "browser", "tests", *session.posargs)
 
 
 @nox.session

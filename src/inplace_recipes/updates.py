@@ -80,8 +80,14 @@ def default_method(x: Tensor, index: Any, value: Any) -> str:
     to x is wrong through ``vmap``) and ``masked_fill`` (whose ``index_fill``
     writes one batch's value everywhere under ``vmap``) become ``index_put``.
 
-    >>> default_method(torch.zeros(3), torch.tensor([0, 2]), 1.0)
-    'index_put'
+    >>> default_method(torch.zeros(3), 1, 1.0)
+    'clone'
+    >>> names = []
+    >>> _ = torch.func.vmap(lambda v: names.append(default_method(torch.zeros(3), 1, v)) or v)(
+    ...     torch.ones(2)
+    ... )
+    >>> names
+    ['index_put']
     """
     name = best_recipe(x, index, value)
     if name in _NOT_UNDER_TRANSFORMS and _in_functorch_transform():

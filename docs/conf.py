@@ -115,6 +115,16 @@ copybutton_prompt_is_regexp = True
 copybutton_exclude = ".linenos, .gp, .go"
 
 # -- pages generated at build time ---------------------------------------
+#: Gallery scripts that read committed data: re-run them when the data is newer
+#: than their last run (sphinx-gallery itself only notices a changed script).
+DATA_DEPENDENCIES = {
+    "tools/plot_performance.py": HERE.parent / "benchmarks" / "results" / "cpu-full.json",
+}
+for _script, _data in DATA_DEPENDENCIES.items():
+    _stamp = HERE / sphinx_gallery_conf["gallery_dirs"] / f"{_script}.md5"
+    if _stamp.exists() and _stamp.stat().st_mtime < _data.stat().st_mtime:
+        _stamp.unlink()
+
 answer_table.write(HERE / "_generated")
 concept_graphs.write(HERE / "_generated")
 api_modules.write(HERE / "_generated")

@@ -81,6 +81,10 @@ def test_renderings_agree(matrix: CompatibilityMatrix) -> None:
     md = matrix.to_markdown()
     assert md.splitlines()[0].startswith("|  | autograd |")
     assert json.loads(matrix.to_json())["cells"] == records
+    page = matrix._repr_html_()  # what the docs page shows
+    assert page.count("<tr>") == 1 + len(EXPECTED)
+    assert page.count("<td ") == len(EXPECTED) * len(COLUMNS)
+    assert '<td class="error">error [1]</td>' in page
 
 
 def test_a_failing_check_is_reported_not_raised() -> None:

@@ -16,6 +16,7 @@ in plain eager autograd. Nothing in the table is written by hand.
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import sys
 import time
@@ -153,7 +154,29 @@ class CompatibilityMatrix:
         out += [""] + [f"{n}. {text.replace('|', '&#124;')}" for n, text in enumerate(notes, 1)]
         return "\n".join(out).rstrip()
 
+    def _repr_html_(self) -> str:
+        """An HTML table (what notebooks and the docs' gallery show)."""
+        grid, notes = self._grid()
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in grid[0])
+        body = "".join(
+            "<tr><th>"
+            + html.escape(line[0])
+            + "</th>"
+            + "".join(
+                f'<td class="{t.split()[0].replace("/", "")}">{html.escape(t)}</td>'
+                for t in line[1:]
+            )
+            + "</tr>"
+            for line in grid[1:]
+        )
+        items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
+        return (
+            f'<table class="compatibility-matrix"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table><ol>{items}</ol>"
+        )
+
     def to_json(self) -> str:
+        """The cells as JSON, with the setup and the time the checks took."""
         return json.dumps(
             {"setup": self.setup, "seconds": round(self.seconds, 1), "cells": self.to_records()},
             indent=2,

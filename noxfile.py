@@ -91,8 +91,9 @@ def browser(session: nox.Session) -> None:
     if not (BUILD / "html" / "index.html").exists():
         session.error("Build the site first: nox -s docs")
     if shutil.which("chromium") is None:
-        session.run("apt-get", "update", external=True)
-        session.run("apt-get", "install", "-y", "chromium", external=True)
+        apt = {"DEBIAN_FRONTEND": "noninteractive"}
+        session.run("apt-get", "update", external=True, env=apt)
+        session.run("apt-get", "install", "-y", "chromium", external=True, env=apt)
     install(session, "browser")
     session.run("pytest", "-m", "browser", "tests", *session.posargs)
 

@@ -1,11 +1,12 @@
 """Write ``_generated/api_modules.md``: one autodoc section per package module.
 
-Modules that are not in the package yet get a heading and a note instead of
-an ``automodule`` directive, so the build never warns about a missing module.
+Each section ends with a mini-gallery of the pages that use the module's
+public names, reached as ``ir.name`` or as ``inplace_recipes.module.name``.
 """
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 #: The package's modules, in the order the API page presents them.
@@ -30,7 +31,12 @@ def render() -> str:
         parts.append(f"## `{full}`\n")
         # eval-rst: docstrings are reST; parsed as MyST, their >>> blocks
         # would not be doctest blocks and the doctest builder would skip them.
-        parts.append(f"```{{eval-rst}}\n.. automodule:: {full}\n   :members:\n```\n")
+        public = getattr(importlib.import_module(full), "__all__", ())
+        used = " ".join(f"inplace_recipes.{n} {full}.{n}" for n in public)
+        parts.append(
+            f"```{{eval-rst}}\n.. automodule:: {full}\n   :members:\n\n"
+            f".. minigallery:: {used}\n   :add-heading: Pages that use ``{full}``\n```\n"
+        )
     return "\n".join(parts)
 
 

@@ -105,6 +105,9 @@ sphinx_gallery_conf = {
     "download_all_examples": False,
     "show_signature": False,
     "min_reported_time": 1,
+    # "Pages that use ..." mini-galleries on the API page
+    "doc_module": ("inplace_recipes",),
+    "backreferences_dir": "gen_modules/backreferences",
     # The execution-times pages load jQuery and DataTables from a CDN: not written.
     "write_computation_times": False,
 }

@@ -161,6 +161,48 @@ assert not torch.allclose(silent.lin1.weight.grad, fixed.lin1.weight.grad)
 # sphinx_gallery_end_ignore
 
 # %%
+# What an audit costs
+# -------------------
+#
+# The audit runs Python for every op, so audit a few steps, not a training
+# run. Measured here, when this page was built, on a 3-layer MLP (64 wide,
+# batch 32, one thread), after checking that the audit leaves the gradients
+# unchanged. Outside ``with ir.audit()`` nothing is installed and nothing runs.
+
+from torch.utils.benchmark import Timer
+
+torch.manual_seed(0)
+mlp = torch.nn.Sequential(
+    torch.nn.Linear(64, 64),
+    torch.nn.ReLU(),
+    torch.nn.Linear(64, 64),
+    torch.nn.ReLU(),
+    torch.nn.Linear(64, 64),
+)
+batch = torch.randn(32, 64)
+
+
+def step():
+    mlp.zero_grad(set_to_none=True)
+    mlp(batch).sum().backward()
+    return [p.grad for p in mlp.parameters()]
+
+
+def audited_step():
+    with ir.audit():
+        return step()
+
+
+assert all(torch.equal(a, b) for a, b in zip(step(), audited_step(), strict=True))
+times = {
+    name: Timer("fn()", globals={"fn": fn}, num_threads=1).blocked_autorange(min_run_time=1).median
+    for name, fn in [("without audit", step), ("with audit", audited_step)]
+}
+for name, seconds in times.items():
+    print(f"{name:14} {seconds * 1e3:.2f} ms per forward + backward")
+print(f"overhead: {times['with audit'] / times['without audit']:.1f}x")
+
+# %%
 # Learn more
 # ----------
 #

@@ -101,3 +101,20 @@ def test_built_html_loads_nothing_from_other_hosts() -> None:
             ):
                 continue  # plain <link> to another page is not a load
             pytest.fail(f"{page.relative_to(html_dir)} loads {match.group(0)!r}")
+
+
+def test_every_module_is_on_the_api_page() -> None:
+    import pkgutil
+
+    import inplace_recipes
+
+    tree = ast.parse((DOCS / "api_modules.py").read_text())
+    listed = next(
+        ast.literal_eval(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.AnnAssign | ast.Assign)
+        and "MODULES"
+        in ast.unparse(node.targets[0] if isinstance(node, ast.Assign) else node.target)
+    )
+    modules = {m.name for m in pkgutil.iter_modules(inplace_recipes.__path__)} - {"__main__"}
+    assert modules == set(listed)

@@ -61,6 +61,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.weak import WeakIdKeyDictionary
 
 from .error_reference import explain
+from .table import text_table
 
 __all__ = ["AuditReport", "Finding", "audit"]
 
@@ -181,24 +182,12 @@ class AuditReport:
             text = "No in-place writes on tensors of an autograd graph."
         else:
             header = ["#", "consequence", "where", "op", "tensor", "kind"]
-            rows = [header]
+            rows, below = [], []
             for n, f in enumerate(self.worst_first(), 1):
                 tensor = f"{f.dtype.removeprefix('torch.')}{list(f.shape)}"
                 rows.append([str(n), f.consequence, f.where, f.op, tensor, f.kind])
-            widths = [max(len(r[i]) for r in rows) for i in range(len(header) - 1)]
-            lines = []
-            for n, row in enumerate(rows):
-                cells = [c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)]
-                lines.append("  ".join([*cells, row[-1]]).rstrip())
-                if n == 0:
-                    lines.append("  ".join("-" * w for w in [*widths, len(row[-1])]))
-                    continue
-                finding = self.worst_first()[n - 1]
-                pad = " " * (widths[0] + 2)
-                if finding.detail:
-                    lines.append(f"{pad}{finding.detail}")
-                lines.append(f"{pad}fix: {finding.recipe}")
-            text = "\n".join(lines)
+                below.append([*([f.detail] if f.detail else []), f"fix: {f.recipe}"])
+            text = text_table(header, rows, below)
         if self.error is not None:
             text += f"\nThe audited code raised {type(self.error).__name__}: {self.error}"
         return text

@@ -21,6 +21,7 @@ import torch
 from torch import Tensor
 
 from .recipes import RECIPES, NotApplicable, Recipe
+from .table import text_table
 
 __all__ = ["GradientReport", "RecipeResult", "compare_gradients", "tolerances"]
 
@@ -154,7 +155,7 @@ class GradientReport:
         if checked:
             header.append("gradcheck")
         header.append("ok")
-        rows = [header]
+        rows: list[list[str]] = [header]
         for r in self:
             row = [r.name, _fmt(r.forward), _fmt(r.grad_x), _fmt(r.grad_value)]
             if second:
@@ -166,16 +167,7 @@ class GradientReport:
             else:
                 row.append("yes" if r.ok else "NO: " + "; ".join(r.problems))
             rows.append(row)
-        widths = [
-            max(len(row[i]) for row in rows[:] if i < len(row) - 1) for i in range(len(header) - 1)
-        ]
-        lines = []
-        for n, row in enumerate(rows):
-            cells = [cell.ljust(w) for cell, w in zip(row[:-1], widths, strict=True)]
-            lines.append("  ".join([*cells, row[-1]]).rstrip())
-            if n == 0:
-                lines.append("  ".join("-" * len(c) for c in [*cells, row[-1]]))
-        return "\n".join(lines)
+        return text_table(header, rows[1:])
 
     def __repr__(self) -> str:
         return f"<GradientReport ok={self.ok} recipes={list(self.results)} reference={self.reference!r}>"

@@ -30,6 +30,7 @@ from torch import Tensor
 
 from .compare import _close, _default_loss, compare_gradients
 from .recipes import RECIPES, NotApplicable, Recipe, UnsupportedValueError, inplace_setitem
+from .table import text_table
 from .updates import at
 
 __all__ = ["COLUMNS", "Cell", "CompatibilityMatrix", "compatibility_matrix", "default_rows", "main"]
@@ -135,15 +136,9 @@ class CompatibilityMatrix:
 
     def __str__(self) -> str:
         grid, notes = self._grid()
-        widths = [max(len(line[i]) for line in grid) for i in range(len(grid[0]))]
-        lines = [
-            "  ".join(t.ljust(w) for t, w in zip(line, widths, strict=True)).rstrip()
-            for line in grid
-        ]
-        lines.insert(1, "  ".join("-" * w for w in widths))
-        if self.setup:
-            lines.insert(0, self.setup)
-        lines += [""] + [f"[{n}] {text}" for n, text in enumerate(notes, 1)]
+        lines = [self.setup] if self.setup else []
+        lines += [text_table(grid[0], grid[1:]), ""]
+        lines += [f"[{n}] {text}" for n, text in enumerate(notes, 1)]
         return "\n".join(lines).rstrip()
 
     def to_markdown(self) -> str:

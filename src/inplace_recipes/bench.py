@@ -53,7 +53,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from .compare import compare_gradients, tolerances
+from .compare import close, compare_gradients
 from .recipes import RECIPES, NotApplicable, inplace_setitem
 
 __all__ = [
@@ -310,9 +310,8 @@ def _make_step(
 
 
 def _agree(got: tuple[Tensor, tuple[Tensor, ...]], want: tuple[Tensor, tuple[Tensor, ...]]) -> bool:
-    rtol, atol = tolerances(want[0].dtype)
     pairs = [(got[0], want[0]), *zip(got[1], want[1], strict=True)]
-    return all(torch.allclose(g.detach(), w.detach(), rtol=rtol, atol=atol) for g, w in pairs)
+    return all(close(g.detach(), w.detach()) for g, w in pairs)
 
 
 def _time(fn: Callable[[], Any], threads: int, min_run_time: float) -> list[float]:

@@ -23,7 +23,14 @@ from torch import Tensor
 from .recipes import RECIPES, NotApplicable, Recipe
 from .table import text_table
 
-__all__ = ["GradientReport", "RecipeResult", "compare_gradients", "tolerances"]
+__all__ = [
+    "GradientReport",
+    "RecipeResult",
+    "close",
+    "compare_gradients",
+    "default_loss",
+    "tolerances",
+]
 
 Loss = Callable[[Tensor], Tensor]
 
@@ -177,9 +184,15 @@ def _differentiable(t: Tensor) -> bool:
     return t.is_floating_point() or t.is_complex()
 
 
-def _default_loss(out: Tensor) -> Tensor:
-    """Fixed-seed random weights, linear and quadratic, so every position
-    gets its own gradient and second derivatives are not all zero."""
+def default_loss(out: Tensor) -> Tensor:
+    """The loss :func:`compare_gradients` differentiates unless told otherwise.
+
+    Fixed-seed random weights, linear and quadratic, so every position gets
+    its own gradient and second derivatives are not all zero.
+
+    >>> default_loss(torch.zeros(3))
+    tensor(0.)
+    """
     real = torch.view_as_real(out) if out.is_complex() else out
     gen = torch.Generator(device="cpu").manual_seed(0)
     w1 = torch.rand(real.shape, generator=gen, dtype=torch.float64) + 0.5
@@ -203,7 +216,12 @@ def _max_diff(a: Tensor, b: Tensor) -> float:
     return float((a - b).abs().masked_fill(_same(a, b), 0).max())
 
 
-def _close(a: Tensor, b: Tensor) -> bool:
+def close(a: Tensor, b: Tensor) -> bool:
+    """Whether ``a`` agrees with ``b`` within :func:`tolerances` (nan equals nan).
+
+    >>> close(torch.tensor([1.0, float("nan")]), torch.tensor([1.0 + 1e-7, float("nan")]))
+    True
+    """
     if a.shape != b.shape:
         return False
     if not _differentiable(a):
@@ -320,7 +338,7 @@ def compare_gradients(
     if not isinstance(x, Tensor):
         raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
     chosen = _select(recipes)
-    loss = loss or _default_loss
+    loss = loss or default_loss
     if isinstance(reference, str):
         ref_name, ref_fn = reference, _select([reference])[reference]
     else:
@@ -349,18 +367,18 @@ def compare_gradients(
             )
             continue
         result.forward = _max_diff(run.out, ref.out)
-        if not _close(run.out, ref.out):
+        if not close(run.out, ref.out):
             result.problems.append(f"result differs by {_fmt(result.forward)}")
         names = ["x", "value"][: len(ref.grads)]
         for label, got, want in zip(names, run.grads, ref.grads, strict=False):
             diff = _max_diff(got, want)
             setattr(result, f"grad_{label}", diff)
-            if not _close(got, want):
+            if not close(got, want):
                 result.problems.append(f"gradient to {label} differs by {_fmt(diff)}")
         if second_order and ref.second:
             diffs = [_max_diff(a, b) for a, b in zip(run.second, ref.second, strict=False)]
             result.second_order = max(diffs) if diffs else 0.0
-            if not all(_close(a, b) for a, b in zip(run.second, ref.second, strict=False)):
+            if not all(close(a, b) for a, b in zip(run.second, ref.second, strict=False)):
                 result.problems.append(
                     f"second-order gradient differs by {_fmt(result.second_order)}"
                 )

@@ -28,7 +28,7 @@ from typing import Any, Literal
 import torch
 from torch import Tensor
 
-from .compare import _close, _default_loss, compare_gradients
+from .compare import close, compare_gradients, default_loss
 from .recipes import RECIPES, NotApplicable, Recipe, UnsupportedValueError, inplace_setitem
 from .table import text_table
 from .updates import at
@@ -216,7 +216,7 @@ def _run_autograd(fn: Callable[..., Tensor], inputs: Sequence[Tensor]) -> tuple[
     """``fn(*inputs)`` on fresh leaves, and the loss's gradients to each input."""
     leaves = _leaves(*inputs)
     out = fn(*leaves)
-    grads = torch.autograd.grad(_default_loss(out), leaves, allow_unused=True)
+    grads = torch.autograd.grad(default_loss(out), leaves, allow_unused=True)
     return (
         out.detach(),
         *(torch.zeros_like(t) if g is None else g for t, g in zip(leaves, grads, strict=True)),
@@ -226,7 +226,7 @@ def _run_autograd(fn: Callable[..., Tensor], inputs: Sequence[Tensor]) -> tuple[
 def _agree(got: Sequence[Tensor], want: Sequence[Tensor]) -> Cell:
     labels = ["result", "gradient to x", "gradient to value"]
     for label, a, b in zip(labels, got, want, strict=False):
-        if a.shape != b.shape or not _close(a, b.to(a.dtype)):
+        if a.shape != b.shape or not close(a, b.to(a.dtype)):
             return Cell("wrong", f"{label} differs from clone + setitem")
     return Cell("works")
 
@@ -265,7 +265,7 @@ def _check(column: str, fn: Recipe, case: _Case) -> Cell:
 
         def loss(xx: Tensor, vv: Tensor) -> tuple[Tensor, Tensor]:
             out = call(xx, vv)
-            return _default_loss(out), out
+            return default_loss(out), out
 
         (gx, gv), (_, out) = torch.func.grad_and_value(loss, argnums=(0, 1), has_aux=True)(x, v)
         return _agree((out, gx, gv), want)

@@ -64,7 +64,7 @@ autodoc_preserve_defaults = True
 # -- doctest ---------------------------------------------------------------
 # Run before each page's doctests: torch, the package (as ``ir``) and every
 # public name of its modules, as the docstrings use them unqualified.
-doctest_global_setup = """
+doctest_global_setup = f"""
 import importlib
 
 import torch
@@ -72,10 +72,9 @@ import torch
 import inplace_recipes
 import inplace_recipes as ir
 
-for _name in ("indexing", "recipes", "compare", "recommend", "graph",
-              "bench", "updates", "matrix", "auditing", "error_reference"):
+for _name in {api_modules.MODULES!r}:
     _module = importlib.import_module("inplace_recipes." + _name)
-    globals().update({_n: getattr(_module, _n) for _n in getattr(_module, "__all__", ())})
+    globals().update({{_n: getattr(_module, _n) for _n in getattr(_module, "__all__", ())}})
 torch.manual_seed(0)
 """
 # Sphinx's default flags include IGNORE_EXCEPTION_DETAIL, which would accept any

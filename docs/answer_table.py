@@ -40,7 +40,7 @@ PITFALLS = {
     "clone": "fails under `vmap` with a batched value",
     "index_put": "duplicate positions: which write wins is undefined (`accumulate=True` adds)",
     "scatter": "duplicate positions: one write is kept, undefined which",
-    "select_scatter": "ints and slices only, no index tensors",
+    "select_scatter": "ints and slices only; wrong gradient under `vmap` for 2+ steps (torch bug)",
     "masked_fill": "one value only, not a tensor of values",
 }
 

@@ -210,6 +210,11 @@ def select_scatter(x: Tensor, index: Any, value: Any) -> Tensor:
     has no complex autograd for these two ops, so complex tensors are
     written as real pairs through ``torch.view_as_real``.
 
+    Pitfall: under ``torch.func.vmap``, autograd through ``select_scatter``
+    whose source depends on ``x`` gives ``x`` a wrong gradient in torch 2.13,
+    so an index of two or more steps (``x[1, ::2]``) has wrong gradients
+    there (see the compatibility matrix); ``index_put`` is right.
+
     >>> select_scatter(torch.zeros(2, 3), (1, slice(None, None, 2)), 1.0)
     tensor([[0., 0., 0.],
             [1., 0., 1.]])

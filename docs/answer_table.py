@@ -21,8 +21,6 @@ import torch
 import inplace_recipes as ir
 from inplace_recipes import bench
 
-RECIPES_DIR = Path(__file__).parent.parent / "recipes"
-
 #: One line per recipe for ``x[i] = v``; ``m`` is a boolean mask, True at ``i``.
 LINES = {
     "mask": "y = x * ~m + v * m",

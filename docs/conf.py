@@ -42,7 +42,6 @@ exclude_patterns = [
     "auto_recipes/**sg_execution_times.rst",
     "**.ipynb",
 ]
-templates_path = ["_templates"]
 
 # -- MyST ------------------------------------------------------------------
 myst_enable_extensions = ["colon_fence"]

@@ -22,6 +22,8 @@ MODULES = (
     "auditing",
     "error_reference",
     "table",
+    "releases",
+    "peers",
 )
 
 

@@ -120,6 +120,9 @@ copybutton_exclude = ".linenos, .gp, .go"
 #: than their last run (sphinx-gallery itself only notices a changed script).
 DATA_DEPENDENCIES = {
     "tools/plot_performance.py": HERE.parent / "benchmarks" / "results" / "cpu-full.json",
+    # folders: the runs replace their files, which changes the folder's time stamp
+    "tools/plot_releases.py": HERE.parent / "comparisons" / "releases",
+    "tools/plot_at.py": HERE.parent / "comparisons",
 }
 for _script, _data in DATA_DEPENDENCIES.items():
     _stamp = HERE / sphinx_gallery_conf["gallery_dirs"] / f"{_script}.md5"

@@ -219,3 +219,37 @@ torch._dynamo.reset()
 # - `Tensor.index_put_ <https://docs.pytorch.org/docs/stable/generated/torch.Tensor.index_put_.html>`_
 #   and `Tensor.scatter_reduce <https://docs.pytorch.org/docs/stable/generated/torch.Tensor.scatter_reduce.html>`_
 # - The compatibility matrix of every recipe and ``at[]`` (next page).
+
+# %%
+# Next to JAX and array-api-extra
+# -------------------------------
+#
+# ``nox -s peers`` runs the conformance cases of this page's tests through
+# JAX's ``x.at[]`` (``jax.numpy`` on the CPU, 64-bit mode where the case is
+# 64-bit), ``array_api_extra.at`` on torch tensors and ``at()``, comparing
+# values, and gradients (``jax.grad`` against torch autograd). The run is
+# committed in ``comparisons/peers.json``; what differs, and what the run
+# observed about it, comes from that file:
+
+from inplace_recipes import peers
+
+run = peers.load_peers()
+prov = run["provenance"]
+print(
+    f"torch {prov['torch']}, jax {prov['jax']}, array-api-extra {prov['array_api_extra']}; "
+    f"run on {prov['date']}, commit {prov['git_commit'][:12]}"
+)
+summary = run["summary"]
+print(
+    f"{summary['cases']} cases: all three agree on {summary['all_agree']}; "
+    f"JAX differs on {summary['jax differs']}, array-api-extra on {summary['array_api_extra differs']}"
+)
+for source, counts in peers.by_source(run).items():
+    print(f"  {source}: {counts}")
+
+# %%
+# Where they differ, case by case, with what the run observed (the results,
+# errors and gradients of each, what NumPy says about the index, and the
+# case's own note):
+
+peers.table(peers.disagreements(run))

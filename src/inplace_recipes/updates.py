@@ -197,14 +197,15 @@ def _cannot_cast(result: torch.dtype, target: torch.dtype) -> RuntimeError:
 
 def _result_dtype(op: Op, dtype: torch.dtype, shaped: bool, value: Any) -> torch.dtype:
     """The dtype torch's own ``op`` gives for ``x[index]`` (of ``dtype``, 0-d
-    unless ``shaped``) and ``value``: computed by running it on meta tensors.
+    unless ``shaped``) and ``value``, found by running it on a one-element
+    sample (so that torch's own checks on the operands raise, with its message).
 
     >>> _result_dtype("divide", torch.int64, True, 1)
     torch.float32
     """
-    sample = torch.empty((1,) if shaped else (), dtype=dtype, device="meta")
+    sample = torch.ones((1,) if shaped else (), dtype=dtype)
     if isinstance(value, Tensor):
-        value = torch.empty((1,) if value.ndim else (), dtype=value.dtype, device="meta")
+        value = torch.ones((1,) if value.ndim else (), dtype=value.dtype)
     return _COMBINE[op](sample, value).dtype
 
 
@@ -460,16 +461,19 @@ class at:  # named like jax.Array.at and array_api_extra.at
         elif op in _REDUCE:
             out = flat.scatter_reduce(0, positions, source, _REDUCE[op], include_self=True)
         else:
-            out = _products_in_rounds(flat, positions, source, op, plan)
+            # a Python number stays one, as in torch's own `y[i] **= 2` (bool ** True)
+            step = source if isinstance(value, Tensor) else value
+            out = _products_in_rounds(flat, positions, step, op, plan)
         return out.view(x.shape).to(x.dtype)
 
 
 def _products_in_rounds(
-    flat: Tensor, positions: Tensor, source: Tensor, op: Op, plan: IndexPlan
+    flat: Tensor, positions: Tensor, source: Tensor | complex, op: Op, plan: IndexPlan
 ) -> Tensor:
     """``flat[p] = op(flat[p], s)`` for every ``(p, s)`` in order, one round per
     occurrence: round k takes each position's k-th update. Updates outside the
-    round combine the identity 1 into an extra slot, cut off at the end."""
+    round go to an extra slot (their value the identity 1, or the number
+    ``source``), cut off at the end: nothing there reaches x or the value."""
     occurrence = _occurrence(positions)
     if torch.compiler.is_compiling() or _index_tensors_batched(plan):
         rounds = positions.numel()  # no data-dependent count under vmap or compile
@@ -481,6 +485,6 @@ def _products_in_rounds(
     for k in range(rounds):
         this = occurrence == k
         where_ = torch.where(this, positions, n)
-        step = torch.where(this, source, one)
+        step = torch.where(this, source, one) if isinstance(source, Tensor) else source
         grown = grown.index_put((where_,), _COMBINE[op](grown[where_], step))
     return grown[:n]

@@ -21,6 +21,7 @@ MODULES = (
     "matrix",
     "auditing",
     "error_reference",
+    "claims",
     "table",
     "releases",
     "peers",

@@ -368,13 +368,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--markdown", action="store_true", help="print a Markdown table")
     out.add_argument("--json", action="store_true", help="print one JSON record per cell")
+    rows = list(default_rows())
     parser.add_argument(
-        "--rows", nargs="+", help=f"rows to run (default: all of {list(default_rows())})"
+        "--rows",
+        nargs="+",
+        choices=rows,
+        metavar="ROW",
+        help=f"rows to run (default: all of {rows})",
     )
     parser.add_argument(
         "--columns", nargs="+", choices=COLUMNS, help="checks to run (default: all)"
     )
-    args = parser.parse_args(list(argv or []))
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     matrix = compatibility_matrix(args.rows, columns=args.columns)
     if args.json:
         text = matrix.to_json()

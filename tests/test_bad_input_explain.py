@@ -49,8 +49,10 @@ def test_a_str_subclass_is_read_as_its_characters() -> None:
 
 
 def test_a_message_inside_a_long_exception_is_found() -> None:
-    error = _HugeArgs("x" * 100_000 + " a leaf Variable that requires grad is being used in an "
-                      "in-place operation.")
+    error = _HugeArgs(
+        "x" * 100_000 + " a leaf Variable that requires grad is being used in an "
+        "in-place operation."
+    )
     assert explain(error).slug == "leaf"
 
 

@@ -39,7 +39,7 @@ def test_every_claim_is_verified_by_a_page(name: str) -> None:
 
 def test_every_claim_says_what_it_claims() -> None:
     for found in CLAIMS.values():
-        assert found.statement and found.statement[0].islower() or found.statement[:5] in {
+        assert (found.statement and found.statement[0].islower()) or found.statement[:5] in {
             "torch",
             "under",
         }, found.name

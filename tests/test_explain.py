@@ -124,7 +124,9 @@ def test_unknown_messages_are_said_to_be_unknown(message: str) -> None:
 
 def test_compile_forms_are_explained_as_the_eager_error_inside() -> None:
     section = labelled(PAGE.read_text())["torch-compile-forms"]
-    wrapped = re.findall(r"^torch\._dynamo\.exc\.\w+: (.+?)\n(?:```|\.\.\.)", section, re.M | re.S)
+    wrapped = re.findall(
+        r"^torch\._dynamo\.exc\.\w+: (.+?)\n(?:```|\.\.\.)", section, re.MULTILINE | re.DOTALL
+    )
     assert len(wrapped) == 2
     for message, slug in zip(wrapped, ["view-of-leaf", "saved-tensor-modified"], strict=True):
         result = explain(message.replace("\n...", ""))

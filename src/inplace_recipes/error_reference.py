@@ -202,9 +202,7 @@ _VERSION = re.compile(
 )
 #: How torch.compile wraps the eager message (Dynamo's fake-tensor run, or a
 #: backend that traces backward and raises while compiling).
-_COMPILE = re.compile(
-    r"Dynamo failed to run FX node with fake tensors|backend='\w{1,100}' raised"
-)
+_COMPILE = re.compile(r"Dynamo failed to run FX node with fake tensors|backend='\w{1,100}' raised")
 
 
 @dataclass(frozen=True)
@@ -260,7 +258,7 @@ def _message_of(error: object) -> str:
         )
     try:
         return str(error)
-    except Exception as failure:  # the message is unreadable: say so, do not fail
+    except Exception as failure:  # noqa: BLE001 - an unreadable message: say so, do not fail
         return f"<{type(error).__name__} whose str() raised {type(failure).__name__}>"
 
 

@@ -28,6 +28,7 @@ import datetime
 import importlib
 import json
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -218,46 +219,90 @@ def _close(a: Any, b: Any, dtype: str) -> bool:
     return bool(np.array_equal(a, b))
 
 
-def _differences(name: str, ref: dict[str, Any], other: dict[str, Any]) -> list[str]:
+def _short(value: Any, limit: int = 90) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _kind_of(error: str) -> str:
+    """An error without its figures: one kind for every case that raises it."""
+    message = re.split(r": \[|\. |; ", error)[0]
+    return re.sub(r"-?\d+", "N", message)[:120]
+
+
+Difference = tuple[str, str]  # (kind, fact): the kind groups cases on the page
+
+
+def _differences(name: str, ref: dict[str, Any], other: dict[str, Any]) -> list[Difference]:
     """What ``other`` did differently from inplace_recipes, in words made from the data."""
-    found = []
-    if ref.get("error") or other.get("error"):
-        if bool(ref.get("error")) != bool(other.get("error")):
-            if other.get("error"):
-                found.append(f"{name} raised {other['error']}")
-            else:
-                found.append(
-                    f"inplace_recipes raised {ref['error']}; {name} returned {other['value']}"
+    found: list[Difference] = []
+    mine, theirs = ref.get("error"), other.get("error")
+    if mine or theirs:
+        if mine and not theirs:
+            found.append(
+                (
+                    f"inplace_recipes raises, {name} returns a result: {_kind_of(mine)}",
+                    f"inplace_recipes raised {mine}; {name} returned {_short(other['value'])}",
                 )
-        elif ref["error"].split(":")[0] != other["error"].split(":")[0]:
-            found.append(f"{name} raised {other['error']}; inplace_recipes {ref['error']}")
+            )
+        elif theirs and not mine:
+            found.append((f"{name} raises: {_kind_of(theirs)}", f"{name} raised {theirs}"))
+        elif mine.split(":")[0] != theirs.split(":")[0]:
+            found.append(
+                (
+                    f"both raise, other exceptions: {name} {_kind_of(theirs)}",
+                    f"{name} raised {theirs}; inplace_recipes {mine}",
+                )
+            )
         return found
     if ref["shape"] != other["shape"]:
-        found.append(f"{name} result has shape {other['shape']}, inplace_recipes {ref['shape']}")
+        found.append(
+            (
+                f"{name} result has another shape",
+                f"{name} result has shape {other['shape']}, inplace_recipes {ref['shape']}",
+            )
+        )
     elif not _close(ref["value"], other["value"], ref["dtype"]):
         a, b = np.asarray(ref["value"]), np.asarray(other["value"])
         differ = int(np.sum(~np.isclose(a, b, equal_nan=True))) if a.size else 0
         found.append(
-            f"{name} differs at {differ} of {a.size} positions: {other['value']} vs {ref['value']}"
+            (
+                f"{name} gives other values",
+                (
+                    f"{name} differs at {differ} of {a.size} positions: "
+                    f"{_short(other['value'])} vs {_short(ref['value'])}"
+                ),
+            )
         )
     if ref["dtype"] != other["dtype"]:
-        found.append(f"{name} result dtype {other['dtype']}, inplace_recipes {ref['dtype']}")
+        found.append(
+            (
+                f"{name} result dtype {other['dtype']}, inplace_recipes {ref['dtype']}",
+                f"{name} result dtype {other['dtype']}, inplace_recipes {ref['dtype']}",
+            )
+        )
     return found
 
 
-def _grad_differences(name: str, ref: dict[str, Any], other: dict[str, Any]) -> list[str]:
-    if ref.get("error") or other.get("error"):
-        if bool(ref.get("error")) != bool(other.get("error")):
-            who = name if other.get("error") else "inplace_recipes"
-            return [f"gradient: {who} raised {other.get('error') or ref.get('error')}"]
+def _grad_differences(name: str, ref: dict[str, Any], other: dict[str, Any]) -> list[Difference]:
+    mine, theirs = ref.get("error"), other.get("error")
+    if mine or theirs:
+        if bool(mine) != bool(theirs):
+            who, error = (name, theirs) if theirs else ("inplace_recipes", mine)
+            return [(f"{who} gradient raises: {_kind_of(error)}", f"{who} gradient raised {error}")]
         return []
-    found = []
+    found: list[Difference] = []
     for part in ("x", "values"):
         a, b = ref.get(f"grad_{part}"), other.get(f"grad_{part}")
         if (a is None) != (b is None) or (
             a is not None and not _close(a, b, str(np.asarray(a).dtype))
         ):
-            found.append(f"{name} gradient to {part}: {b} vs inplace_recipes {a}")
+            found.append(
+                (
+                    f"{name} gradient to {part} differs",
+                    f"{name} gradient to {part}: {_short(b)} vs inplace_recipes {_short(a)}",
+                )
+            )
     return found
 
 
@@ -303,6 +348,7 @@ def run_case(case: Any) -> dict[str, Any]:
             if "n/a" not in results["array_api_extra"]:
                 gradients["array_api_extra"] = torch_gradients(case, "array_api_extra", weights)
     why: list[str] = []
+    kinds: list[str] = []
     differs = []
     not_applicable = {n: r["n/a"] for n, r in results.items() if "n/a" in r}
     for name in LIBRARIES[1:]:
@@ -313,12 +359,20 @@ def run_case(case: Any) -> dict[str, Any]:
             found += _grad_differences(name, gradients["inplace_recipes"], gradients[name])
         if found:
             differs.append(name)
-            why += found
+            kinds += [kind for kind, _ in found]
+            why += [fact for _, fact in found]
     for name, result in results.items():
         if result.get("error") and result.get("input_changed"):
+            kinds.append(f"{name} raises after changing x")
             why.append(f"{name} raised, and x had already been changed")
     if why:
-        why += numpy_facts(case) + ([f"case note: {case.note}"] if case.note else [])
+        facts = numpy_facts(case)
+        why += facts + ([f"case note: {case.note}"] if case.note else [])
+        # what NumPy says about the index qualifies each kind
+        if any("more than once" in fact for fact in facts):
+            kinds = [f"{kind} (index repeats positions)" for kind in kinds]
+        if any(fact.startswith("NumPy: IndexError") for fact in facts):
+            kinds = [f"{kind} (index out of bounds)" for kind in kinds]
     matches_expected = {}
     for name, result in results.items():
         if case.error is not None:
@@ -339,6 +393,7 @@ def run_case(case: Any) -> dict[str, Any]:
         "not_applicable": not_applicable,
         "all_agree": not differs,
         "differs": differs,
+        "kinds": kinds,
         "why": why,
     }
 
@@ -364,7 +419,12 @@ def main() -> int:
     module, _, attribute = args.cases.partition(":")
     cases = getattr(importlib.import_module(module), attribute)
     start = time.perf_counter()
-    records = [run_case(case) for case in cases]
+    records = []
+    for number, case in enumerate(cases, 1):
+        records.append(run_case(case))
+        if number % 100 == 0 or number == len(cases):
+            elapsed = time.perf_counter() - start
+            sys.stderr.write(f"{number}/{len(cases)} cases, {elapsed:.0f} s\n")
     provenance = {
         "torch": torch.__version__,
         "jax": jax.__version__,

@@ -18,9 +18,11 @@ It records, with the run's provenance:
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import datetime
 import doctest
+import importlib
 import io
 import json
 import os
@@ -50,15 +52,32 @@ _ADDRESS = re.compile(r"0x[0-9a-f]{6,}")
 
 def _explained(message: str) -> str:
     try:
-        return explain(message).slug
+        explanation = explain(message)
     except Exception as error:  # noqa: BLE001 - an unrecognised message is a finding
         return f"not recognised ({type(error).__name__})"
+    return explanation.slug or "not recognised"
+
+
+def _doctest_globals() -> dict[str, Any]:
+    """What docs/conf.py's ``doctest_global_setup`` gives every page: torch, ``ir`` and
+    every public name of the modules the API page lists."""
+    tree = ast.parse((ROOT / "docs" / "api_modules.py").read_text())
+    modules = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "MODULES"
+    )
+    namespace: dict[str, Any] = {"torch": torch, "ir": inplace_recipes}
+    namespace["inplace_recipes"] = inplace_recipes
+    for name in modules:
+        module = importlib.import_module(f"inplace_recipes.{name}")
+        namespace.update({n: getattr(module, n) for n in getattr(module, "__all__", ())})
+    return namespace
 
 
 def run_error_page() -> list[dict[str, Any]]:
     """Every example of the error page in one namespace, as Sphinx's doctest runs them."""
-    namespace: dict[str, Any] = {"torch": torch, "ir": inplace_recipes}
-    namespace["inplace_recipes"] = inplace_recipes
+    namespace = _doctest_globals()
     torch.manual_seed(0)
     checker = doctest.OutputChecker()
     records = []

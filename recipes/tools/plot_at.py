@@ -248,8 +248,8 @@ for source, counts in peers.by_source(run).items():
     print(f"  {source}: {counts}")
 
 # %%
-# Where they differ, case by case, with what the run observed (the results,
-# errors and gradients of each, what NumPy says about the index, and the
-# case's own note):
+# Where they differ: each kind of difference, how many cases show it, and
+# everything the run observed on one of them (each library's result, error
+# or gradient, what NumPy says about the index, the case's own note):
 
-peers.table(peers.disagreements(run))
+peers.table(run)

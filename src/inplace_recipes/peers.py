@@ -24,6 +24,7 @@ from .releases import HTMLTable
 __all__ = [
     "LIBRARIES",
     "PEERS_FILE",
+    "by_kind",
     "by_source",
     "canonical",
     "case_fingerprint",
@@ -97,19 +98,34 @@ def by_source(run: Mapping[str, Any]) -> dict[str, dict[str, int]]:
     return counts
 
 
-def table(rows: Iterable[Mapping[str, Any]]) -> HTMLTable:
-    """:func:`to_html` as an object that notebooks and the gallery show as a table."""
-    return HTMLTable(to_html(rows))
+def by_kind(run: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every kind of difference the run found (most cases first): how many cases show
+    it, a few of their ids, and everything the run observed on the first one."""
+    groups: dict[str, dict[str, Any]] = {}
+    for case in run["cases"]:
+        for kind in dict.fromkeys(case["kinds"]):
+            group = groups.setdefault(kind, {"kind": kind, "cases": 0, "ids": [], "why": []})
+            group["cases"] += 1
+            if len(group["ids"]) < 3:
+                group["ids"].append(case["id"])
+            group["why"] = group["why"] or case["why"]
+    return sorted(groups.values(), key=lambda g: (-g["cases"], g["kind"]))
 
 
-def to_html(rows: Iterable[Mapping[str, Any]]) -> str:
-    """The disagreements as an HTML table: case, what each library did, what differed."""
-    head = "<tr><th>case</th><th>differs</th><th>what the run observed</th></tr>"
+def table(run: Mapping[str, Any]) -> HTMLTable:
+    """:func:`to_html` of the run, as an object notebooks and the gallery show as a table."""
+    return HTMLTable(to_html(by_kind(run)))
+
+
+def to_html(groups: Iterable[Mapping[str, Any]]) -> str:
+    """The kinds of difference as an HTML table, with what was observed on one case."""
+    head = "<tr><th>what differs</th><th>cases</th><th>observed on the first case</th></tr>"
     body = []
-    for row in rows:
-        observed = "<br>".join(html.escape(fact) for fact in row["why"])
+    for group in groups:
+        ids = "<br>".join(f"<code>{html.escape(i)}</code>" for i in group["ids"])
+        observed = "<br>".join(html.escape(fact) for fact in group["why"])
         body.append(
-            f"<tr><td><code>{html.escape(row['id'])}</code><br>{html.escape(row['op'])}</td>"
-            f"<td>{html.escape(', '.join(row['differs']))}</td><td>{observed}</td></tr>"
+            f"<tr><td>{html.escape(group['kind'])}</td><td>{group['cases']}<br>"
+            f"<small>e.g. {ids}</small></td><td><small>{observed}</small></td></tr>"
         )
     return f'<table class="peers"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'

@@ -81,13 +81,15 @@ class ErrorExample:
 
 
 _LABEL = re.compile(r"^\((error-[\w-]+)\)=\s*$")
+_HEADING = re.compile(r"^#{2,}\s+(.+?)\s*$")
 _FENCE = re.compile(r"^```\{doctest\}\s*$")
 
 
 def error_examples(page: Path = ERRORS_PAGE) -> list[ErrorExample]:
     """Every doctest example of the error page, in order, with its section.
 
-    The flags are the site's (``ELLIPSIS``) with each block's ``:options:``.
+    The section is the label above the example's heading (``error-leaf``), or
+    the heading itself where it has no label. The flags are the site's (``ELLIPSIS``) with each block's ``:options:``.
 
     >>> examples = error_examples()
     >>> any(e.section == "error-leaf" and e.exc_msg for e in examples)
@@ -102,6 +104,9 @@ def error_examples(page: Path = ERRORS_PAGE) -> list[ErrorExample]:
         label = _LABEL.match(lines[i])
         if label:
             section = label.group(1)
+        heading = _HEADING.match(lines[i])
+        if heading and not (i and _LABEL.match(lines[i - 1])):
+            section = heading.group(1).replace("`", "")
         if _FENCE.match(lines[i]):
             i += 1
             flags = doctest.ELLIPSIS | doctest.DONT_ACCEPT_TRUE_FOR_1

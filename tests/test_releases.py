@@ -73,13 +73,17 @@ def test_side_by_side_marks_what_changed(runs: dict) -> None:
     pin = releases.pinned_torch()
     fake = copy.deepcopy(runs[pin])
     fake["provenance"]["release"] = "9.0.0"
-    bug = next(r for r in fake["claims"]["records"] if r["bug"])
-    bug["holds"] = False
+    bug, other = [r for r in fake["claims"]["records"] if r["bug"]][:2]
+    bug["holds"], bug["observed"] = False, "ClaimBroken: the tangent is right now"
+    # a repro that crashes is not a fix: the page must not say so
+    other["holds"], other["observed"] = False, "AttributeError: torch.func has no jvp"
     comparison = releases.side_by_side({pin: runs[pin], "9.0.0": fake}, pin)
-    fixed = [row.label for row, fixed_in in comparison.fixed_bugs() if fixed_in == ["9.0.0"]]
-    assert fixed == [bug["statement"]]
+    rows = {row.label: row for row in comparison.rows["claims"]}
+    assert rows[bug["statement"]].values["9.0.0"] == "fixed (the bug is gone)"
+    assert rows[other["statement"]].values["9.0.0"].startswith("repro fails: AttributeError")
     assert "<mark>fixed (the bug is gone)</mark>" in comparison.to_html("claims")
     assert not comparison.changes("errors")
+    assert {row.label for row in comparison.changes()} == {bug["statement"], other["statement"]}
 
 
 def test_error_page_examples_are_all_read() -> None:

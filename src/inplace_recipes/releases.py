@@ -51,6 +51,8 @@ CONFORMANCE_FILES: tuple[str, ...] = (
     "tests/test_at_conformance.py",
     "tests/at_cases.py",
 )
+#: What the page says of a bug claim that no longer holds.
+FIXED = "fixed (the bug is gone)"
 #: The command that rewrites every file in :data:`RESULTS_DIR`.
 REFRESH = "nox -s releases"
 
@@ -241,7 +243,7 @@ class Comparison:
     def fixed_bugs(self) -> list[tuple[Row, list[str]]]:
         """Bug claims that hold on the baseline and not on a newer release."""
         return [
-            (row, row.changed_in)
+            (row, [r for r in row.changed_in if row.values[r] == FIXED])
             for row in self.rows.get("claims", [])
             if row.note == "bug" and row.values.get(self.baseline) == "holds"
         ]
@@ -264,6 +266,8 @@ class Comparison:
                     text = f"<mark>{text}</mark>"
                 cells.append(f"<td>{text}</td>")
             body.append(f"<tr><th>{html.escape(row.label)}</th>{''.join(cells)}</tr>")
+        if not body:
+            return f"<p>None differs from torch {html.escape(self.baseline)}.</p>"
         return (
             f'<table class="release-comparison"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table>"
@@ -297,9 +301,12 @@ def _claim_rows(runs: Mapping[str, Mapping[str, Any]], baseline: str) -> list[Ro
     notes: dict[str, str] = {}
     for release, run in runs.items():
         for record in run["claims"]["records"]:
-            state = "holds" if record["holds"] else "no longer holds"
-            if record["bug"] and not record["holds"]:
-                state = "fixed (the bug is gone)"
+            state = "holds"
+            if not record["holds"]:
+                broken = record["observed"].startswith("ClaimBroken")
+                state = "no longer holds" if broken else f"repro fails: {record['observed']}"
+                if record["bug"] and broken:
+                    state = FIXED
             by_name.setdefault(record["statement"], {})[release] = state
             notes[record["statement"]] = "bug" if record["bug"] else ""
     return [Row("claims", s, v, baseline, notes[s]) for s, v in by_name.items()]

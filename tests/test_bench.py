@@ -237,7 +237,7 @@ def test_instruction_counts_without_valgrind_say_so() -> None:
     assert counts == {
         "available": False,
         "reason": "valgrind not found",
-        "number": 20,
+        "number": 10,
         "counts": [],
     }
 

@@ -62,7 +62,7 @@ def instruction_counts(
     writes: Sequence[str],
     *,
     entries: Sequence[str] = COUNTED,
-    number: int = 20,
+    number: int = 10,
     valgrind: str | None = None,
     timeout: float = 900.0,
 ) -> dict[str, Any]:

@@ -16,8 +16,16 @@ import torch
 
 import inplace_recipes as ir
 from inplace_recipes import bench
-from inplace_recipes.bench import WRITES, Config, saved_bytes
-from inplace_recipes.bench import consistency, entries, instructions, measure, report
+from inplace_recipes.bench import (
+    WRITES,
+    Config,
+    consistency,
+    entries,
+    instructions,
+    measure,
+    report,
+    saved_bytes,
+)
 
 TINY = Config(
     sizes=(100, 1000),
@@ -213,7 +221,9 @@ def test_committed_results_pass_the_self_consistency_check() -> None:
     assert consistency.inconsistencies(results["records"], info["tolerance"]) == []
     assert results["provenance"]["noisy"] is False
     # the pairs were really measured: the check is not vacuous
-    pairs = {(r["entry"], r["size"], r["write"]) for r in results["records"] if r["forward_backward"]}
+    pairs = {
+        (r["entry"], r["size"], r["write"]) for r in results["records"] if r["forward_backward"]
+    }
     assert any(e == "inplace_again" for e, _, _ in pairs)
     assert any(e == "clone" and s >= consistency.CLONE_FROM for e, s, _ in pairs)
 
@@ -294,7 +304,7 @@ def test_figures_have_one_panel_each_and_fit_a_page() -> None:
     ]
     for fig in figures:
         assert len(fig.axes) == 1
-        width, height = fig.get_size_inches()
+        width, _ = fig.get_size_inches()
         assert width <= 7.5  # read at ~700 px: no figure wider than the page
         plt.close(fig)
 

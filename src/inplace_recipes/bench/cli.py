@@ -114,8 +114,6 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m inplace_recipes bench [--quick | --full] [--threads N] [--output FILE]``."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(
-        prog="python -m inplace_recipes bench", description=DESCRIPTION
-    )
+    parser = argparse.ArgumentParser(prog="inplace-recipes bench", description=DESCRIPTION)
     add_arguments(parser)
     return run(parser.parse_args(argv), argv)

@@ -324,6 +324,34 @@ def test_silently_wrong_forward_mode_shows_as_wrong() -> None:
     )
 
 
+def set_by_product(x: Tensor, index: Any, value: Tensor) -> Tensor:
+    """A write through ``scatter_reduce(reduce="prod")``, as at().multiply used with index tensors."""
+    flat = x.reshape(-1)
+    where = torch.arange(x.numel()).reshape(x.shape)[index].reshape(-1)
+    zeroed = flat.scatter_reduce(0, where, torch.zeros_like(flat[where]), reduce="prod")
+    return zeroed.scatter_add(0, where, value.expand(x[index].shape).reshape(-1)).reshape(x.shape)
+
+
+def test_torch_forward_mode_of_scatter_reduce_prod_shows_as_wrong() -> None:
+    """torch 2.13 drops the tangent of scatter_reduce(prod): reverse mode is right, forward is not.
+
+    The matrix must agree with this module's own run of each cell.
+    """
+    x, v = inputs_for(set_by_product)
+    columns = ["autograd", "jvp", "jacfwd", "hessian"]
+    m = compatibility_matrix({"product": set_by_product}, columns=columns)
+    assert {c: m["product", c].status for c in columns} == {
+        c: status_of(c, set_by_product, x, v) for c in columns
+    }
+    assert m["product", "autograd"].status == "works"
+    _, tangent = torch.func.jvp(lambda a: set_by_product(a, INDEX, v), (x,), (torch.ones_like(x),))
+    # the torch 2.13 bug (pinned): every tangent is zero, also where nothing was written;
+    # a release that fixes it fails here, and this test is then to be updated
+    assert not bool(tangent.any())
+    assert m["product", "jvp"].status == "wrong"
+    assert m["product", "jacfwd"].status == "wrong"
+
+
 def test_a_failing_check_is_reported_not_raised() -> None:
     def broken(x: torch.Tensor, index: object, value: object) -> torch.Tensor:
         return x * 2  # runs, but does not write the value

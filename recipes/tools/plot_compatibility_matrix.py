@@ -40,10 +40,16 @@ matrix
 #   and ``functionalize`` turns it into ``aten::copy``, whose derivative
 #   torch 2.13 does not implement.
 # - ``select_scatter``: the chain of ``select_scatter``/``slice_scatter``
-#   runs under ``vmap``, but autograd through ``vmap`` counts ``x``'s gradient
-#   at the written row twice (a torch 2.13 bug; ``vmap`` of ``grad`` is
-#   right). ``at[]`` avoids it by choosing ``index_put`` inside
-#   ``torch.func`` transforms.
+#   runs under ``vmap``, but torch 2.13's autograd through ``vmap``
+#   multiplies the gradient to ``select_scatter``'s source by
+#   ``x.shape[dim]``, even for a single write (``vmap`` of ``grad`` is right;
+#   the ``select_scatter`` page shows why). Here the index ``(1, ::2)``
+#   writes a source built from row 1 of ``x``, so the gradient to ``x`` is
+#   the first that differs; the value's is wrong too. ``at[]`` avoids it by
+#   choosing ``index_put`` inside ``torch.func`` transforms.
+#
+#   >>> print(verify("select_scatter_vmap_grad_scaled"))
+#   autograd.grad through vmap gives [7.0] for every element of the source where 1.0 is right: x.shape[0] = 7 times too large
 # - ``at[].set`` works everywhere.
 #
 # Run it yourself, on your torch and device, with

@@ -241,15 +241,20 @@ def render_lead() -> str:
             else f"peak memory {inplace['peak_bytes'] / 2**20:.1f} MiB and "
             f"{clone['peak_bytes'] / 2**20:.1f} MiB"
         )
+        close = abs(clone["seconds"] / inplace["seconds"] - 1) < 0.1 and same
         q1 = (
-            f"**What does in-place cost or save?** Almost nothing: at 1e6 float32 elements, "
+            "**What does in-place cost or save?** "
+            + ("Almost nothing: " if close else "")
+            + "at 1e6 float32 elements, "
             f"writing one element and running backward takes {_ms(inplace['seconds'])} in "
             f"place and {_ms(clone['seconds'])} with clone-and-write, with {peak}"
         )
         if mask:
+            label = _extremes(results).get("mask")
             q1 += (
-                f"; the old mask blend takes {_ms(mask['seconds'])} and "
-                f"{mask['peak_bytes'] / 2**20:.1f} MiB"
+                "; the old mask blend"
+                + (f", the {label} recipe," if label else "")
+                + f" takes {_ms(mask['seconds'])} and {mask['peak_bytes'] / 2**20:.1f} MiB"
             )
         lead.append(
             q1 + f" (eager, CPU, {prov['threads']} thread(s), torch {prov['torch']}; "

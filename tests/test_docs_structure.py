@@ -146,7 +146,8 @@ def test_the_lead_quotes_the_committed_run() -> None:
     lead = answer_table.render_lead()
     inplace = answer_table.measured(results, "inplace")
     clone = answer_table.measured(results, "clone")
-    assert inplace and clone
+    assert inplace
+    assert clone
     assert f"{inplace['seconds'] * 1e3:.2f} ms in place" in lead
     assert f"{clone['seconds'] * 1e3:.2f} ms with clone-and-write" in lead
     first_line = lead.splitlines()[1]

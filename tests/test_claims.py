@@ -83,3 +83,9 @@ def test_verify_all_records_every_claim() -> None:
     records = verify_all()
     assert [r["name"] for r in records] == list(CLAIMS)
     assert all(r["holds"] for r in records), [r for r in records if not r["holds"]]
+
+
+def test_every_name_a_page_verifies_is_a_claim() -> None:
+    named = set(re.findall(r"verify\(\s*[\"']([\w-]+)[\"']", _page_text()))
+    assert named
+    assert named <= set(CLAIMS), named - set(CLAIMS)

@@ -388,14 +388,28 @@ def _gradcheck(fn: Recipe, x: Tensor, index: Any, value: Any, second_order: bool
 
 
 def _select(recipes: Mapping[str, Recipe] | Iterable[str] | None) -> dict[str, Recipe]:
+    """The recipes to run, by name; a ``TypeError`` or ``ValueError`` that names a bad entry."""
     if recipes is None:
         return dict(RECIPES)
     if isinstance(recipes, Mapping):
+        for name, fn in recipes.items():
+            if not callable(fn):
+                raise TypeError(
+                    f"recipe {name!r} must be a callable fn(x, index, value), "
+                    f"got {type(fn).__name__}"
+                )
         return dict(recipes)
     if isinstance(recipes, str):
         recipes = [recipes]
+    if not isinstance(recipes, Iterable):
+        raise TypeError(
+            "recipes must be recipe names or a mapping of name to fn(x, index, value), "
+            f"got {type(recipes).__name__}"
+        )
     chosen = {}
     for name in recipes:
+        if not isinstance(name, str):
+            raise TypeError(f"recipe names are strings, got {type(name).__name__} {name!r}")
         if name not in RECIPES:  # the same error as at(x)[i].set(v, method=name)
             raise ValueError(f"unknown recipe {name!r}; choose from {', '.join(RECIPES)}")
         chosen[name] = RECIPES[name]
@@ -487,6 +501,10 @@ def compare_gradients(
     loss = loss or default_loss
     if isinstance(reference, str):
         ref_name, ref_fn = reference, _select([reference])[reference]
+    elif not callable(reference):
+        raise TypeError(
+            f"reference must be a recipe name or fn(x, index, value), got {type(reference).__name__}"
+        )
     else:
         ref_name, ref_fn = getattr(reference, "__name__", "reference"), reference
     # bad input (an index out of range, a bad loss) raises here

@@ -14,7 +14,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from .cli import positive_int
+from .cli import count
 
 __all__ = ["MAX_SIZE", "main"]
 
@@ -23,7 +23,7 @@ MAX_SIZE = 1_000_000
 
 
 def _size(text: str) -> int:
-    size = positive_int(text)
+    size = count(text)
     if size > MAX_SIZE:
         raise argparse.ArgumentTypeError(f"must be at most {MAX_SIZE:,}, got {text!r}")
     return size

@@ -58,7 +58,7 @@ ERRORS: tuple[ErrorKind, ...] = (
         r"a view of a leaf Variable that requires grad is being used in an in-place operation",
         "x[index] = value (or an in-place op on a slice) writes through a view into a leaf "
         "that requires grad; the leaf's own value must stay as it was.",
-        'y = ir.RECIPES["select_scatter"](x, index, value)  # instead of x[index] = value',
+        "y = x.clone(); y[index] = value  # instead of x[index] = value on the leaf",
     ),
     ErrorKind(
         "saved-tensor-modified",

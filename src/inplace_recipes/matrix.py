@@ -279,15 +279,18 @@ def _forward_mode(column: str, call: Callable[[Tensor, Tensor], Tensor], case: _
 
     if column == "jvp":
         tx, tv = case.batched(x, 3)[0], case.batched(v, 4)[0]
-        out, tangent = torch.func.jvp(call, (x, v), (tx, tv))
+        primal_and_tangent = torch.func.jvp(call, (x, v), (tx, tv))
+        out, tangent = primal_and_tangent[0], primal_and_tangent[1]
         want = (reference(x, v), reference(tx, tv))
         return _agree((out, tangent), want, ("result", "tangent (jvp)"))
     if column == "jacfwd":
         got = torch.func.jacfwd(call, argnums=(0, 1))(x, v)
-        want = torch.autograd.functional.jacobian(reference, (x, v))
+        want = torch.autograd.functional.jacobian(reference, (x, v))  # type: ignore[no-untyped-call]
         return _agree(got, want, ("Jacobian to x", "Jacobian to value"))
     hessian = torch.func.hessian(lambda a, b: default_loss(call(a, b)), argnums=(0, 1))(x, v)
-    expected = torch.autograd.functional.hessian(lambda a, b: default_loss(reference(a, b)), (x, v))
+    expected = torch.autograd.functional.hessian(  # type: ignore[no-untyped-call]
+        lambda a, b: default_loss(reference(a, b)), (x, v)
+    )
     pairs = [("x", "x"), ("x", "value"), ("value", "x"), ("value", "value")]
     return _agree(
         [hessian[i][j] for i in range(2) for j in range(2)],

@@ -74,6 +74,12 @@ def _check_mode(mode: str | None) -> None:
         raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))} or None, got {mode!r}")
 
 
+def _check_writable(x: Tensor) -> None:
+    """Refuse sparse and other non-strided tensors as setitem does."""
+    if x.layout != torch.strided:
+        raise RuntimeError(f"Cannot assign to a sparse tensor (layout {x.layout})")
+
+
 def _in_functorch_transform() -> bool:
     return _current_level() is not None
 
@@ -301,6 +307,7 @@ class at:  # named like jax.Array.at and array_api_extra.at
             if _current_level() is None and _always_clone():
                 return _clone_setitem(self._x, index, value)
         _check_mode(mode)
+        _check_writable(self._x)
         if method is not None and method not in RECIPES:
             raise ValueError(f"unknown method {method!r}; choose from {', '.join(RECIPES)}")
         x, index, finish = _bounded(self._x, self.index, mode)
@@ -391,6 +398,7 @@ class at:  # named like jax.Array.at and array_api_extra.at
         tensor([1., 5., 5.])
         """
         _check_mode(mode)
+        _check_writable(self._x)
         x, index, finish = _bounded(self._x, self.index, mode)
         plan = IndexPlan.of(x, index)
         selected = x[plan.index]
@@ -414,6 +422,7 @@ class at:  # named like jax.Array.at and array_api_extra.at
 
     def _update(self, op: Op, value: Any, mode: Mode | None) -> Tensor:
         _check_mode(mode)
+        _check_writable(self._x)
         x, index, finish = _bounded(self._x, self.index, mode)
         plan = IndexPlan.of(x, index)
         if isinstance(value, Tensor) and value.device != x.device:

@@ -117,6 +117,7 @@ def test_peers_results_are_fresh() -> None:
 
 def test_case_fingerprint_sees_every_field() -> None:
     import numpy as np
+
     from at_cases import AT_CASES
 
     case = AT_CASES[0]

@@ -115,7 +115,7 @@ def run_error_page() -> list[dict[str, Any]]:
 
 def run_conformance() -> dict[str, Any]:
     """The conformance suites under pytest; one record per test."""
-    files = [name for name in releases.CONFORMANCE_FILES if name.split("/")[-1].startswith("test")]
+    files = list(releases.CONFORMANCE_FILES)
     present = [name for name in files if (ROOT / name).exists()]
     if not present:
         return {"files": [], "missing": files, "tests": [], "totals": {}, "returncode": None}

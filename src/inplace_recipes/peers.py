@@ -44,8 +44,8 @@ LIBRARIES = ("inplace_recipes", "jax", "array_api_extra")
 def canonical(obj: Any) -> Any:
     """A JSON-able form of a case field that keeps every distinction an index makes.
 
-    >>> canonical((slice(1, None), None, Ellipsis, [0, 1]))
-    ['tuple', [['slice', 1, None, None], ['None'], ['Ellipsis'], ['list', [0, 1]]]]
+    >>> canonical((slice(1, None), None, Ellipsis, [True]))
+    ['tuple', [['slice', 1, None, None], ['None'], ['Ellipsis'], ['list', [['bool', 'True']]]]]
     """
     if obj is None:
         return ["None"]

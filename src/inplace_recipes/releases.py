@@ -19,6 +19,8 @@ import hashlib
 import html
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +35,7 @@ __all__ = [
     "ErrorExample",
     "HTMLTable",
     "Row",
+    "conformance_tests",
     "error_examples",
     "fingerprints",
     "load_results",
@@ -45,11 +48,10 @@ __all__ = [
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS_DIR = ROOT / "comparisons" / "releases"
 ERRORS_PAGE = ROOT / "docs" / "errors.md"
-#: The conformance suites the run executes, and the case data they read.
+#: The conformance suites the run executes.
 CONFORMANCE_FILES: tuple[str, ...] = (
     "tests/test_conformance_torch_indexing.py",
     "tests/test_at_conformance.py",
-    "tests/at_cases.py",
 )
 #: What the page says of a bug claim that no longer holds.
 FIXED = "fixed (the bug is gone)"
@@ -150,11 +152,46 @@ def fingerprints() -> dict[str, str]:
         "errors": _digest((e.section, e.source, e.want) for e in error_examples()),
         "claims": _digest((c.name, c.statement, c.bug) for c in CLAIMS.values()),
         "matrix": _digest([list(default_rows()), list(COLUMNS)]),
-        "conformance": _digest(
-            (name, (ROOT / name).read_text() if (ROOT / name).exists() else None)
-            for name in CONFORMANCE_FILES
-        ),
+        "conformance": _digest(conformance_tests()),
     }
+
+
+def conformance_tests() -> list[str]:
+    """The ids of every test in the conformance suites, as pytest collects them.
+
+    They, not the files' text, decide freshness: reformatting a suite does not
+    make a run stale; adding, removing or renaming a test or a case does.
+    """
+    present = [name for name in CONFORMANCE_FILES if (ROOT / name).exists()]
+    if not present:
+        return []
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            *present,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode not in (0, 5):  # 5: no tests collected
+        raise RuntimeError(f"pytest cannot collect the conformance suites:\n{done.stdout[-2000:]}")
+    return sorted(line for line in done.stdout.splitlines() if "::" in line)
+
+
+_PARTS = {
+    "errors": "error page examples",
+    "claims": "claims",
+    "matrix": "matrix rows or columns",
+    "conformance": "conformance suites",
+}
 
 
 def load_results(directory: Path = RESULTS_DIR) -> dict[str, dict[str, Any]]:
@@ -188,9 +225,8 @@ def stale_reasons(
         made = run.get("fingerprints", {})
         changed = [part for part, digest in now.items() if made.get(part) != digest]
         if changed:
-            reasons.append(
-                f"torch-{release}.json was made on other {', '.join(changed)} than the tree has"
-            )
+            what = ", ".join(_PARTS[part] for part in changed)
+            reasons.append(f"torch-{release}.json was made on other {what} than the tree has")
     return reasons
 
 

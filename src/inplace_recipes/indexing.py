@@ -250,7 +250,10 @@ def _basic_steps(shape: torch.Size, items: tuple[Any, ...]) -> tuple[tuple[Step,
             continue
         size = shape[dim]
         if type(item) is slice:
-            if item.step is not None and operator.index(item.step) <= 0:
+            step = None if item.step is None else operator.index(item.step)
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            if step is not None and step < 0:
                 raise ValueError("step must be greater than zero")
             start, stop, step = item.indices(size)
             stop = max(stop, start)

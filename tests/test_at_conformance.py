@@ -243,3 +243,35 @@ def test_the_suite_is_not_empty() -> None:
     runnable = [c for c in AT_CASES if c.id not in TORCH_DIFFERS]
     assert len(AT_CASES) > 1500
     assert len(runnable) > 1400
+
+
+def _has_array(index: Any) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(i, np.ndarray) for i in items)
+
+
+NUMPY_INDEXED = [
+    c for c in AT_CASES if _has_array(c.index) and c.op in ("set", "get") and c.mode is None
+]
+
+
+@pytest.mark.parametrize("case", NUMPY_INDEXED, ids=_ids)
+def test_numpy_index_as_torch_reads_it(case: AtCase) -> None:
+    """The NumPy index itself, not a tensor: torch's setitem/getitem answer or
+    its error (torch reads a 0-d boolean NumPy array differently from NumPy)."""
+    x = torch.from_numpy(case.x.copy())
+    values = case.values
+    if isinstance(values, np.ndarray):
+        values = torch.from_numpy(values.copy())
+    try:
+        if case.op == "get":
+            want = x[case.index]
+        else:
+            want = x.clone()
+            want[case.index] = torch_values(case, torch_index(case.index))
+    except (IndexError, RuntimeError, ValueError) as exc:
+        with pytest.raises(type(exc)):
+            run(case, x, case.index, values)
+        return
+    got = run(case, x, case.index, torch_values(case, torch_index(case.index)))
+    assert torch.equal(got, want)

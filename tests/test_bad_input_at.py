@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 import torch
 
-from inplace_recipes.indexing import IndexPlan
 from inplace_recipes.updates import at
 
 _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
@@ -127,23 +126,6 @@ REFUSED: dict[tuple[str, str], str] = {
 }
 
 
-def _index_model_is_torchs() -> bool:
-    """Whether IndexPlan (owned by indexing.py) reads nested lists, empty lists
-    and NumPy arrays as torch does; at() routes every index through it."""
-    try:
-        return (
-            IndexPlan.of(torch.zeros(3, 4), [[0, 1], [1, 2]]).result_shape == (2,)
-            and IndexPlan.of(torch.zeros(3), []).result_shape == (0,)
-            and IndexPlan.of(torch.zeros(3), np.array([0, 2])).result_shape == (2,)
-        )
-    except (IndexError, TypeError):
-        return False
-
-
-#: Inputs whose answer depends on the index model alone.
-NEEDS_INDEX_MODEL = {"nested_list", "empty_list", "empty_list_then_int", "numpy_int_array"}
-
-
 @pytest.mark.filterwarnings("ignore:Using a non-tuple sequence:UserWarning")
 @pytest.mark.filterwarnings("ignore:An output with one or more elements was resized:UserWarning")
 @pytest.mark.parametrize("op", OPS)
@@ -151,8 +133,6 @@ NEEDS_INDEX_MODEL = {"nested_list", "empty_list", "empty_list_then_int", "numpy_
 def test_torchs_answer_or_a_clear_error(
     op: str, name: str, make_x: Callable[[], torch.Tensor], index: Any, value: Any
 ) -> None:
-    if name in NEEDS_INDEX_MODEL and not _index_model_is_torchs():
-        pytest.xfail("IndexPlan does not yet read this index as torch does (issue 9, h1-index)")
     x = make_x()
     try:
         want: torch.Tensor | None = torch_answer(op, x, index, value)

@@ -26,6 +26,7 @@ and ``apply`` has one meaning for every kind of index.
 #
 # Each method is the out-of-place twin of an in-place expression:
 
+import numpy as np
 import torch
 
 import inplace_recipes as ir
@@ -86,6 +87,9 @@ forms = {
     "list in a tuple": (slice(None), [0, 2]),
     "int, slice, tensor": (0, slice(None), torch.tensor([3, 1, 0])),
     "empty index tensor": torch.tensor([], dtype=torch.long),
+    "empty list": [],
+    "NumPy array": np.array([1, 0]),
+    "Python bool": True,
 }
 for label, form in forms.items():
     expected = m.clone()
@@ -93,6 +97,12 @@ for label, form in forms.items():
     got = at(m)[form].set(-1.0)
     assert torch.equal(got, expected), label
     print(f"{label:20} writes {int((got == -1).sum())} elements, as setitem does")
+    # sphinx_gallery_start_ignore
+    added = m.clone()
+    added[form] += 1.0
+    assert torch.equal(at(m)[form].add(1.0), added), label
+    assert torch.equal(at(m)[form].get(), m[form]), label
+    # sphinx_gallery_end_ignore
 
 # %%
 # ``at(x, index)`` is the same as ``at(x)[index]``.
@@ -127,8 +137,6 @@ print("at[].max      ", at(torch.zeros(3))[i].max(v).tolist())
 assert at(torch.zeros(3))[i].add(v).tolist() == [0.0, 6.0, 0.0]
 assert at(torch.ones(3))[i].multiply(v).tolist() == [1.0, 6.0, 1.0]
 # sphinx_gallery_end_ignore
-
-import numpy as np
 
 start = torch.tensor([2.0, 3.0, 5.0], dtype=torch.float64)
 repeated = torch.tensor([1, 2, 1, 1])

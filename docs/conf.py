@@ -120,6 +120,8 @@ copybutton_exclude = ".linenos, .gp, .go"
 #: than their last run (sphinx-gallery itself only notices a changed script).
 DATA_DEPENDENCIES = {
     "tools/plot_performance.py": HERE.parent / "benchmarks" / "results" / "cpu-full.json",
+    "by_recipe/plot_select_scatter.py": HERE.parent / "benchmarks" / "results" / "cpu-full.json",
+    "by_recipe/plot_mask.py": HERE.parent / "benchmarks" / "results" / "cpu-full.json",
 }
 for _script, _data in DATA_DEPENDENCIES.items():
     _stamp = HERE / sphinx_gallery_conf["gallery_dirs"] / f"{_script}.md5"

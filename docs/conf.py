@@ -119,9 +119,9 @@ copybutton_exclude = ".linenos, .gp, .go"
 #: Gallery scripts that read committed data: re-run them when the data is newer
 #: than their last run (sphinx-gallery itself only notices a changed script).
 DATA_DEPENDENCIES = {
-    "tools/plot_performance.py": HERE.parent / "benchmarks" / "results" / "cpu-full.json",
     "by_recipe/plot_select_scatter.py": HERE.parent / "benchmarks" / "results" / "cpu-full.json",
     "by_recipe/plot_mask.py": HERE.parent / "benchmarks" / "results" / "cpu-full.json",
+    "tools/plot_performance.py": HERE.parent / "benchmarks" / "results" / "cpu-full.json",
 }
 for _script, _data in DATA_DEPENDENCIES.items():
     _stamp = HERE / sphinx_gallery_conf["gallery_dirs"] / f"{_script}.md5"

@@ -119,6 +119,8 @@ copybutton_exclude = ".linenos, .gp, .go"
 #: Gallery scripts that read committed data: re-run them when the data is newer
 #: than their last run (sphinx-gallery itself only notices a changed script).
 DATA_DEPENDENCIES = {
+    "by_recipe/plot_select_scatter.py": HERE.parent / "benchmarks" / "results" / "cpu-full.json",
+    "by_recipe/plot_mask.py": HERE.parent / "benchmarks" / "results" / "cpu-full.json",
     "tools/plot_performance.py": HERE.parent / "benchmarks" / "results" / "cpu-full.json",
     # folders: the runs replace their files, which changes the folder's time stamp
     "tools/plot_releases.py": HERE.parent / "comparisons" / "releases",

@@ -224,7 +224,10 @@ ADVANCED = {  # ADVANCED_INDEXING_TESTS (with repeats)
     ],
     "ArrayOfInts": [((3,), _A([0, 1, 0])), ((3, 4, 5), _A([0, -1]))],
     "TupleOfEmptyList": [((3, 4), ([],)), ((3, 4), ([], 0)), ((3, 4), ([], []))],
-    "TupleOfListsOfPythonInts": [((3, 4, 5), ([0, 1],)), ((3, 4, 5), ([[0], [-1]], [[2, 3, 0, 3]]))],
+    "TupleOfListsOfPythonInts": [
+        ((3, 4, 5), ([0, 1],)),
+        ((3, 4, 5), ([[0], [-1]], [[2, 3, 0, 3]])),
+    ],
     "TupleOfPythonIntsAndIntArrays": [
         ((3, 4, 5), (0, _A([0, 1]))),
         ((3, 4, 5), (0, 1, _A([[2, 3, 0, 3]]))),
@@ -339,7 +342,9 @@ class _Builder:
         self.cases.append(AtCase(id, source, x, index, op, values, expected, mode, error, note))
 
 
-def _spec_cases(b: _Builder, family: str, specs: dict[str, list[Any]], ops: tuple[str, ...]) -> None:
+def _spec_cases(
+    b: _Builder, family: str, specs: dict[str, list[Any]], ops: tuple[str, ...]
+) -> None:
     for name, entries in specs.items():
         for k, (shape, raw_index) in enumerate(entries):
             index = _as_arrays(raw_index)
@@ -350,11 +355,27 @@ def _spec_cases(b: _Builder, family: str, specs: dict[str, list[Any]], ops: tupl
             for op in ops:
                 if op == "set" and repeats:
                     continue  # which duplicate wins is unspecified (JAX, torch)
-                b.add(f"{base}/{op}/f64", JAX, b.floats(shape), index, op, b.floats(out_shape), note=note)
+                b.add(
+                    f"{base}/{op}/f64",
+                    JAX,
+                    b.floats(shape),
+                    index,
+                    op,
+                    b.floats(out_shape),
+                    note=note,
+                )
                 if op in ("set", "multiply"):
                     b.add(f"{base}/{op}/scalar", JAX, b.floats(shape), index, op, 1.25, note=note)
                 if op in ("set", "add", "max"):
-                    b.add(f"{base}/{op}/int64", JAX, b.ints(shape), index, op, b.ints(out_shape), note=note)
+                    b.add(
+                        f"{base}/{op}/int64",
+                        JAX,
+                        b.ints(shape),
+                        index,
+                        op,
+                        b.ints(out_shape),
+                        note=note,
+                    )
             if family in ("static", "advanced"):
                 b.add(f"{base}/get", JAX, b.floats(shape), index, "get", None)
 
@@ -370,12 +391,36 @@ def _out_of_bounds_cases(b: _Builder) -> None:
             for op in ("set", "add", "subtract", "multiply"):
                 x, v = b.floats(shape), b.floats(out_shape)
                 base = f"static_oob/{name}{k}/{_name(index)}/{op}"
-                b.add(f"{base}/clip", JAX, x, index, op, v, mode="clip",
-                      expected=numpy_update(op, x, clipped, v))
-                b.add(f"{base}/drop", JAX, x, index, op, v, mode="drop",
-                      expected=numpy_update(op, x, clipped, v) if inside else x.copy())
-                b.add(f"{base}/none", JAX, x, index, op, v, error=IndexError,
-                      note="no mode: out of bounds raises IndexError, as torch's setitem does")
+                b.add(
+                    f"{base}/clip",
+                    JAX,
+                    x,
+                    index,
+                    op,
+                    v,
+                    mode="clip",
+                    expected=numpy_update(op, x, clipped, v),
+                )
+                b.add(
+                    f"{base}/drop",
+                    JAX,
+                    x,
+                    index,
+                    op,
+                    v,
+                    mode="drop",
+                    expected=numpy_update(op, x, clipped, v) if inside else x.copy(),
+                )
+                b.add(
+                    f"{base}/none",
+                    JAX,
+                    x,
+                    index,
+                    op,
+                    v,
+                    error=IndexError,
+                    note="no mode: out of bounds raises IndexError, as torch's setitem does",
+                )
 
 
 def _wrap_negative_cases(b: _Builder) -> None:
@@ -396,23 +441,51 @@ def _wrap_negative_cases(b: _Builder) -> None:
             expected = numpy_update(op, x, np.clip(wrapped, 0, n - 1), v)
             if op == "set" and _has_repeats((n,), np.clip(wrapped, 0, n - 1)):
                 continue  # clipping made two positions equal: unspecified winner
-        b.add(f"wrap_negative/{n}/{op}/{mode}/{_name(idx)}", JAX, x, idx, op, v, mode=mode,
-              expected=expected)
+        b.add(
+            f"wrap_negative/{n}/{op}/{mode}/{_name(idx)}",
+            JAX,
+            x,
+            idx,
+            op,
+            v,
+            mode=mode,
+            expected=expected,
+        )
 
 
 def _jax_single_tests(b: _Builder) -> None:
-    b.add("jax/IndexMulGradFailsIfNotUnique", JAX, np.ones(100, np.float32),
-          np.ones(10, np.int32), "multiply", np.ones(10, np.float32),
-          note="JAX refuses jvp of multiply with repeated indices (NotImplementedError); "
-          "at() computes it exactly")
+    b.add(
+        "jax/IndexMulGradFailsIfNotUnique",
+        JAX,
+        np.ones(100, np.float32),
+        np.ones(10, np.int32),
+        "multiply",
+        np.ones(10, np.float32),
+        note="JAX refuses jvp of multiply with repeated indices (NotImplementedError); "
+        "at() computes it exactly",
+    )
     data = np.array([5, 1, 7, 2, 3, 4, 1, 3], dtype=float)
     segments = np.array([0, 0, 0, 1, 2, 2, 3, 3])
-    b.add("jax/SegmentSumBehavior", JAX, np.zeros(4), segments, "add", data,
-          expected=np.array([13.0, 2.0, 7.0, 4.0]))
+    b.add(
+        "jax/SegmentSumBehavior",
+        JAX,
+        np.zeros(4),
+        segments,
+        "add",
+        data,
+        expected=np.array([13.0, 2.0, 7.0, 4.0]),
+    )
     y = np.zeros(8)
     b.add("jax/IndexedUpdateAliasingBug", JAX, y, slice(1, None), "set", 1 + y[:-1])
-    b.add("jax/ScatterValuesCastToTargetDType", JAX, np.zeros(1, np.uint32), 0, "set",
-          2**32 - 1, expected=np.array([2**32 - 1], np.uint32))
+    b.add(
+        "jax/ScatterValuesCastToTargetDType",
+        JAX,
+        np.zeros(1, np.uint32),
+        0,
+        "set",
+        2**32 - 1,
+        expected=np.array([2**32 - 1], np.uint32),
+    )
 
 
 def _array_api_extra_cases(b: _Builder) -> None:
@@ -447,23 +520,58 @@ def _array_api_extra_cases(b: _Builder) -> None:
             index = np.array([True, False]) if bool_mask else slice(None)
             case_id = f"xpx/incompatible_dtype/{op}/{'mask' if bool_mask else 'slice'}"
             if op in ("set", "min", "max"):
-                b.add(case_id, XPX, x, index, op, 1.1,
-                      expected=numpy_update(op, x, index, 1.1).astype(x.dtype),
-                      note="an int array keeps its dtype: the float is cast, as setitem casts")
+                b.add(
+                    case_id,
+                    XPX,
+                    x,
+                    index,
+                    op,
+                    1.1,
+                    expected=numpy_update(op, x, index, 1.1).astype(x.dtype),
+                    note="an int array keeps its dtype: the float is cast, as setitem casts",
+                )
             else:
-                b.add(case_id, XPX, x, index, op, 1.1, error=Exception,
-                      note="array-api-extra expects an error matching 'cast|promote|dtype' "
-                      "(torch: result type Float can't be cast to the desired output type Long)")
-    b.add("xpx/bool_mask_nd", XPX, np.array([[1, 2, 3], [4, 5, 6]]),
-          np.array([[True, False, False], [False, True, True]]), "set", 0,
-          expected=np.array([[0, 2, 3], [4, 0, 0]]))
+                b.add(
+                    case_id,
+                    XPX,
+                    x,
+                    index,
+                    op,
+                    1.1,
+                    error=Exception,
+                    note="array-api-extra expects an error matching 'cast|promote|dtype' "
+                    "(torch: result type Float can't be cast to the desired output type Long)",
+                )
+    b.add(
+        "xpx/bool_mask_nd",
+        XPX,
+        np.array([[1, 2, 3], [4, 5, 6]]),
+        np.array([[True, False, False], [False, True, True]]),
+        "set",
+        0,
+        expected=np.array([[0, 2, 3], [4, 0, 0]]),
+    )
     for bool_mask in (False, True):
         x = np.array([np.inf, 1.0, 2.0])
         index = ~np.isinf(x) if bool_mask else slice(1, None)
-        b.add(f"xpx/no_inf_warnings/{'mask' if bool_mask else 'slice'}", XPX, x, index,
-              "subtract", np.inf, expected=np.array([np.inf, -np.inf, -np.inf]))
-        b.add(f"xpx/gh134/{'mask' if bool_mask else 'empty_tuple'}", XPX, np.array(np.zeros(1)[0]),
-              np.array(True) if bool_mask else (), "set", 1, expected=np.array(1.0))
+        b.add(
+            f"xpx/no_inf_warnings/{'mask' if bool_mask else 'slice'}",
+            XPX,
+            x,
+            index,
+            "subtract",
+            np.inf,
+            expected=np.array([np.inf, -np.inf, -np.inf]),
+        )
+        b.add(
+            f"xpx/gh134/{'mask' if bool_mask else 'empty_tuple'}",
+            XPX,
+            np.array(np.zeros(1)[0]),
+            np.array(True) if bool_mask else (),
+            "set",
+            1,
+            expected=np.array(1.0),
+        )
     a = np.array([1, 2, 3])
     b.add("xpx/alternate_index_syntax/set", XPX, a, 0, "set", 4, expected=np.array([4, 2, 3]))
     b.add("xpx/alternate_index_syntax/add0", XPX, a, 0, "add", 1, expected=np.array([2, 2, 3]))

@@ -449,7 +449,13 @@ def test_forward_mode_set(kind: str) -> None:
 PROMOTION_VALUES = [2.5, 0.5, 2, -1, True, torch.tensor(2.5), torch.tensor([2, 3]), 1 + 1j]
 
 
-_INPLACE = {"add": "add_", "subtract": "sub_", "multiply": "mul_", "divide": "div_", "power": "pow_"}
+_INPLACE = {
+    "add": "add_",
+    "subtract": "sub_",
+    "multiply": "mul_",
+    "divide": "div_",
+    "power": "pow_",
+}
 
 
 @pytest.mark.parametrize("value", PROMOTION_VALUES, ids=repr)
@@ -531,7 +537,8 @@ def test_vmap_with_a_batched_index(method: str) -> None:
         else:
             want = sequential(method, x, indices[k], values[k])
         if method == "set" and k == 1:  # duplicates: one of the values
-            assert got[k, 4] in values[k] and torch.equal(got[k, :4], x[:4])
+            assert got[k, 4] in values[k]
+            assert torch.equal(got[k, :4], x[:4])
             continue
         torch.testing.assert_close(got[k], want)
 

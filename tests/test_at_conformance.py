@@ -92,7 +92,9 @@ def reference(op: str, x: torch.Tensor, pos: torch.Tensor, values: Any) -> torch
         return x.reshape(-1)[pos]
     if op == "set":
         y = x.clone()
-        y.view(-1)[pos.reshape(-1)] = torch.as_tensor(values, dtype=x.dtype).expand(pos.shape).reshape(-1)
+        y.view(-1)[pos.reshape(-1)] = (
+            torch.as_tensor(values, dtype=x.dtype).expand(pos.shape).reshape(-1)
+        )
         return y
     if op in ("min", "max"):  # no in-place form: the value is cast to x's dtype
         values = torch.as_tensor(values, dtype=x.dtype)
@@ -162,8 +164,10 @@ def check_gradients(case: AtCase, x: torch.Tensor, index: Any, values: Any) -> N
     vd = values.detach().double().requires_grad_(True) if value_is_tensor else values
     if case.mode is not None:
         inputs = (xd, vd) if value_is_tensor else (xd,)
-        fn = (lambda a, b: run(case, a, index, b)) if value_is_tensor else (
-            lambda a: run(case, a, index, values)
+        fn = (
+            (lambda a, b: run(case, a, index, b))
+            if value_is_tensor
+            else (lambda a: run(case, a, index, values))
         )
         assert torch.autograd.gradcheck(fn, inputs)
         return
@@ -237,4 +241,37 @@ def test_mul_jvp_with_repeated_indices_is_exact() -> None:
 def test_the_suite_is_not_empty() -> None:
     """The counts the closing note reports."""
     runnable = [c for c in AT_CASES if c.id not in TORCH_DIFFERS]
-    assert len(AT_CASES) > 1500 and len(runnable) > 1400
+    assert len(AT_CASES) > 1500
+    assert len(runnable) > 1400
+
+
+def _has_array(index: Any) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(i, np.ndarray) for i in items)
+
+
+NUMPY_INDEXED = [
+    c for c in AT_CASES if _has_array(c.index) and c.op in ("set", "get") and c.mode is None
+]
+
+
+@pytest.mark.parametrize("case", NUMPY_INDEXED, ids=_ids)
+def test_numpy_index_as_torch_reads_it(case: AtCase) -> None:
+    """The NumPy index itself, not a tensor: torch's setitem/getitem answer or
+    its error (torch reads a 0-d boolean NumPy array differently from NumPy)."""
+    x = torch.from_numpy(case.x.copy())
+    values = case.values
+    if isinstance(values, np.ndarray):
+        values = torch.from_numpy(values.copy())
+    try:
+        if case.op == "get":
+            want = x[case.index]
+        else:
+            want = x.clone()
+            want[case.index] = torch_values(case, torch_index(case.index))
+    except (IndexError, RuntimeError, ValueError) as exc:
+        with pytest.raises(type(exc)):
+            run(case, x, case.index, values)
+        return
+    got = run(case, x, case.index, torch_values(case, torch_index(case.index)))
+    assert torch.equal(got, want)

@@ -72,3 +72,13 @@ def test_the_version_numbers_of_a_malformed_message_do_not_crash() -> None:
     result = explain(message)
     assert result.slug == "saved-tensor-modified"
     assert "Fix: " in str(result)
+
+
+def test_the_backward_hook_message_of_older_releases_is_recognised() -> None:
+    message = (
+        "Output 0 of BackwardHookFunctionBackward is a view and is being modified in place. "
+        "This view was created inside a custom Function (or because an input was returned "
+        "as-is) and the autograd logic to handle view+inplace would override the custom "
+        "backward associated with the custom Function, leading to incorrect gradients."
+    )
+    assert explain(message).slug == "backward-hook-view"

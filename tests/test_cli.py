@@ -91,3 +91,13 @@ def test_module_runs_as_a_script() -> None:
     assert done.returncode == 0, done.stderr
     assert "index_put" in done.stdout
     assert done.stderr == ""  # no progress bar when stderr is not a terminal
+
+
+def test_progress_without_tqdm_is_one_line_per_recipe(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """tqdm comes with the bench extra only; the plain package still shows progress."""
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm raises ImportError
+    assert main(["compare", "--no-gradcheck", "--progress"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [f"[{n}/{len(RECIPES)}] {name}" for n, name in enumerate(RECIPES, 1)]

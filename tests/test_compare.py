@@ -303,7 +303,7 @@ def test_the_mask_recipe_with_a_non_finite_value_is_flagged_or_refused(value: fl
 @pytest.mark.parametrize("bad_loss", [lambda out: 1.0, lambda out: None, lambda out: out])
 def test_a_loss_that_is_not_a_one_element_tensor_is_named(bad_loss: Any) -> None:
     x, value = torch.rand(3), torch.tensor(1.0)
-    with pytest.raises(TypeError, match="loss .*<lambda> must return a one-element torch.Tensor"):
+    with pytest.raises(TypeError, match=r"loss .*<lambda> must return a one-element torch\.Tensor"):
         compare_gradients(x, 0, value, loss=bad_loss)
 
 
@@ -311,7 +311,7 @@ def test_a_loss_that_ignores_the_result_is_refused() -> None:
     def constant(out: Tensor) -> Tensor:
         return torch.tensor(1.0)
 
-    with pytest.raises(ValueError, match="loss .*constant does not depend on the result"):
+    with pytest.raises(ValueError, match=r"loss .*constant does not depend on the result"):
         compare_gradients(torch.rand(3), 0, 1.0, loss=constant)
     with pytest.raises(TypeError, match="loss must be callable"):
         compare_gradients(torch.rand(3), 0, 1.0, loss=3.0)  # type: ignore[arg-type]

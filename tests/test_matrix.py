@@ -51,7 +51,7 @@ def written(x: Tensor, v: Tensor) -> Tensor:
 
 def jacobians(x: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
     """d written / d x and d written / d v, [out, in] each, by central differences in float64."""
-    x64, v64 = x.detach().real.double(), v.detach().real.double()
+    x64, v64 = x.detach().cpu().real.double(), v.detach().cpu().real.double()
     out = []
     for k, which in enumerate((x64, v64)):
         columns = []
@@ -82,6 +82,7 @@ def pull_back(jac: Tensor, g: Tensor, shape: torch.Size) -> Tensor:
 
 
 def expected_gradients(x: Tensor, v: Tensor) -> list[Tensor]:
+    x, v = x.cpu(), v.cpu()
     out = written(x, v)
     g, _ = loss_derivatives(out)
     jx, jv = jacobians(x, v)
@@ -92,9 +93,10 @@ def expected_gradients(x: Tensor, v: Tensor) -> list[Tensor]:
 
 
 def agree(got: Sequence[Tensor], want: Sequence[Tensor]) -> bool:
+    """Within assert_close's tolerances for ``got``'s dtype, compared on the CPU."""
     for a, b in zip(got, want, strict=True):
         try:
-            torch.testing.assert_close(a.detach(), b.to(a.dtype), equal_nan=True)
+            torch.testing.assert_close(a.detach().cpu(), b.cpu().to(a.dtype), equal_nan=True)
         except AssertionError:
             return False
     return True

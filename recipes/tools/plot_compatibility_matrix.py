@@ -75,6 +75,7 @@ assert all(matrix["inplace", c].detail == "changed its input x" for c in ("jvp",
 #
 #   >>> print(verify("select_scatter_vmap_grad_scaled"))
 #   autograd.grad through vmap gives [7.0] for every element of the source where 1.0 is right: x.shape[0] = 7 times too large
+#
 # - ``at[].set`` works everywhere.
 #
 # Run it yourself, on your torch and device, with

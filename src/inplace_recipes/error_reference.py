@@ -108,8 +108,8 @@ ERRORS: tuple[ErrorKind, ...] = (
     ErrorKind(
         "custom-function-view",
         "A view returned by a custom Function",
-        r"Output \d{1,6} of (?!BackwardHookFunction )\w{1,200} is a view and is being "
-        r"modified inplace\. This view was created inside a custom Function",
+        r"Output \d{1,6} of (?!BackwardHookFunction(?:Backward)? )\w{1,200} is a view and is "
+        r"being modified in ?place\. This view was created inside a custom Function",
         "A torch.autograd.Function returned a view of its input (or the input itself); an "
         "in-place write would bypass its custom backward.",
         "out = MyFunction.apply(x).clone()  # then write into the clone",
@@ -117,7 +117,9 @@ ERRORS: tuple[ErrorKind, ...] = (
     ErrorKind(
         "backward-hook-view",
         "An in-place op on the input or output of a module with a full backward hook",
-        r"Output \d{1,6} of BackwardHookFunction is a view and is being modified inplace",
+        # older releases name the node BackwardHookFunctionBackward
+        r"Output \d{1,6} of BackwardHookFunction(?:Backward)? is a view and is being modified "
+        r"in ?place",
         "register_full_backward_hook wraps the module's inputs and outputs in a custom "
         "Function (BackwardHookFunction) that returns them as-is; an in-place op on them, "
         "nn.ReLU(inplace=True) as the module or right after it, writes into that Function's "

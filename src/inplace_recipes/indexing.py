@@ -108,10 +108,8 @@ def _as_tuple(index: Any) -> tuple[Any, ...]:
 def _sequence_to_tensor(item: Any) -> Tensor:
     """A list or NumPy array inside an index, as torch converts it: bool stays
     bool, uint8 stays uint8 (then refused), anything else becomes int64."""
-    try:
-        tensor = torch.as_tensor(item) if _is_ndarray(item) else torch.tensor(item)
-    except (TypeError, ValueError, RuntimeError) as error:
-        raise IndexError(_BAD_ITEM.format(f"{type(item).__name__}: {error}")) from None
+    # torch's own errors (a ragged list, a list of strings) pass through unchanged
+    tensor = torch.as_tensor(item) if _is_ndarray(item) else torch.tensor(item)
     if tensor.dtype in (torch.bool, torch.uint8):
         return tensor
     if tensor.is_complex():
@@ -138,8 +136,8 @@ def _item(item: Any) -> Any:
         if tensor.dtype == torch.uint8:
             raise IndexError(_UINT8)
         return tensor
-    if isinstance(item, (str, bytes)):
-        raise IndexError(_BAD_ITEM.format(type(item).__name__))
+    if isinstance(item, (str, bytes)):  # torch: "new(): invalid data type 'str'"
+        raise TypeError(f"an index cannot be a {type(item).__name__} ({item!r})")
     try:
         return operator.index(item)  # NumPy integers and other __index__ objects
     except TypeError:
@@ -250,7 +248,10 @@ def _basic_steps(shape: torch.Size, items: tuple[Any, ...]) -> tuple[tuple[Step,
             continue
         size = shape[dim]
         if type(item) is slice:
-            if item.step is not None and operator.index(item.step) <= 0:
+            step = None if item.step is None else operator.index(item.step)
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            if step is not None and step < 0:
                 raise ValueError("step must be greater than zero")
             start, stop, step = item.indices(size)
             stop = max(stop, start)
@@ -668,7 +669,10 @@ def as_value(value: Any, x: Tensor) -> Tensor:
     if isinstance(value, complex) and not x.is_complex():
         raise TypeError(f"cannot write a complex value into a {x.dtype} tensor")
     if not isinstance(value, (bool, int, float, complex)):
-        raise TypeError(
-            f"value must be a Python number or a torch.Tensor, got {type(value).__name__}"
-        )
+        try:  # NumPy integers, which setitem takes too
+            value = operator.index(value)
+        except TypeError:
+            raise TypeError(
+                f"value must be a Python number or a torch.Tensor, got {type(value).__name__}"
+            ) from None
     return torch.scalar_tensor(value, dtype=x.dtype, device=x.device)

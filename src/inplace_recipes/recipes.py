@@ -143,11 +143,11 @@ def mask_blend(x: Tensor, index: Any, value: Any) -> Tensor:
     plan = IndexPlan.of(x, index)
     if plan.kind == "basic":
         keep, put = plan.weights(x.dtype)
-    else:
-        put_bool = plan.mask()
-        keep, put = ~put_bool, put_bool
-    if _plain_float(x, value):
-        return x * keep + put * value
+        if _plain_float(x, value):
+            return x * keep + put * value
+    else:  # bool weights: x's dtype wins the promotion (0-d values are tensors below)
+        put = plan.mask()
+        keep = ~put
     v = as_value(value, x)
     spread = plan.spread(v)
     if x.dtype == torch.bool:

@@ -192,6 +192,16 @@ def _occurrence(positions: Tensor) -> Tensor:
     return torch.empty_like(rank).scatter(0, order, rank)
 
 
+def _kind(dtype: torch.dtype) -> int:
+    """bool < integer < floating < complex: ``torch.can_cast`` is ``_kind(a) <=
+    _kind(b)``, written out because torch.compile cannot trace ``can_cast``."""
+    if dtype.is_complex:
+        return 3
+    if dtype.is_floating_point:
+        return 2
+    return 0 if dtype == torch.bool else 1
+
+
 def _cannot_cast(result: torch.dtype, target: torch.dtype) -> RuntimeError:
     """Torch's own error for an in-place op whose result type does not cast back."""
     try:
@@ -303,9 +313,9 @@ class at:  # named like jax.Array.at and array_api_extra.at
         tensor([5., 0., 0.])
         """
         index = self._index
-        if method is None and mode is None and index is not at._UNSET:
-            if _current_level() is None and _always_clone():
-                return _clone_setitem(self._x, index, value)
+        fast = method is None and mode is None and index is not at._UNSET
+        if fast and _current_level() is None and _always_clone():
+            return _clone_setitem(self._x, index, value)
         _check_mode(mode)
         _check_writable(self._x)
         if method is not None and method not in RECIPES:
@@ -437,7 +447,7 @@ class at:  # named like jax.Array.at and array_api_extra.at
     def _combine_and_write(x: Tensor, plan: IndexPlan, op: Op, value: Any) -> Tensor:
         """Read ``x[index]``, combine with torch's own op, check the cast back, write."""
         new = _COMBINE[op](x[plan.index], value)
-        if not torch.can_cast(new.dtype, x.dtype):
+        if _kind(new.dtype) > _kind(x.dtype):
             raise _cannot_cast(new.dtype, x.dtype)
         new = plan.fit(new).to(x.dtype)
         return RECIPES[default_method(x, plan.index, new)](x, plan.index, new)
@@ -455,7 +465,7 @@ class at:  # named like jax.Array.at and array_api_extra.at
         """
         positions = plan.flat_positions().reshape(-1)
         work = _result_dtype(op, x.dtype, len(plan.result_shape) > 0, value)
-        if not torch.can_cast(work, x.dtype):
+        if _kind(work) > _kind(x.dtype):
             raise _cannot_cast(work, x.dtype)
         if isinstance(value, Tensor):
             v = value.to(work)

@@ -24,9 +24,11 @@ says about the index (out of bounds, repeated positions).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import importlib
 import json
+import multiprocessing
 import platform
 import re
 import subprocess
@@ -408,23 +410,36 @@ def _git_commit() -> str:
     return commit + ("-dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
+def _worker_path(tests: str) -> None:
+    sys.path.insert(0, tests)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, required=True, help="the JSON file to write")
     parser.add_argument(
         "--cases", default="at_cases:AT_CASES", help="module:attribute of the cases (tests/)"
     )
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (spawned)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "tests"))
     module, _, attribute = args.cases.partition(":")
     cases = getattr(importlib.import_module(module), attribute)
     start = time.perf_counter()
     records = []
-    for number, case in enumerate(cases, 1):
-        records.append(run_case(case))
-        if number % 100 == 0 or number == len(cases):
-            elapsed = time.perf_counter() - start
-            sys.stderr.write(f"{number}/{len(cases)} cases, {elapsed:.0f} s\n")
+    with contextlib.ExitStack() as stack:
+        mapped: Any = map(run_case, cases)
+        if args.jobs > 1:  # spawned workers: JAX must not be forked once initialised
+            context = multiprocessing.get_context("spawn")
+            pool = stack.enter_context(
+                context.Pool(args.jobs, initializer=_worker_path, initargs=(str(ROOT / "tests"),))
+            )
+            mapped = pool.imap(run_case, cases, chunksize=8)
+        for number, record in enumerate(mapped, 1):
+            records.append(record)
+            if number % 100 == 0 or number == len(cases):
+                elapsed = time.perf_counter() - start
+                sys.stderr.write(f"{number}/{len(cases)} cases, {elapsed:.0f} s\n")
     provenance = {
         "torch": torch.__version__,
         "jax": jax.__version__,

@@ -399,6 +399,16 @@ print(
     f"{summary['cases']} cases: all three agree on {summary['all_agree']}; "
     f"JAX differs on {summary['jax differs']}, array-api-extra on {summary['array_api_extra differs']}"
 )
+print(
+    f"array-api-extra changed its input x in {summary['array_api_extra changed its input']} cases "
+    f"(its default copy=None writes into x); it has no get or mode= "
+    f"({summary['array_api_extra n/a']} cases not applicable)"
+)
+print(
+    "matching the NumPy answer (or the error) each case expects: "
+    + ", ".join(f"{name} {summary[f'{name} matches the expected']}" for name in peers.LIBRARIES)
+    + f" of {summary['cases with an expected result or error']}"
+)
 for source, counts in peers.by_source(run).items():
     print(f"  {source}: {counts}")
 

@@ -361,7 +361,8 @@ def _conformance_rows(runs: Mapping[str, Mapping[str, Any]], baseline: str) -> l
     by_test: dict[str, dict[str, str]] = {}
     for release, run in runs.items():
         for test in run["conformance"]["tests"]:
-            by_test.setdefault(test["id"], {})[release] = test["outcome"]
+            outcome = test["outcome"] + (f": {test['message']}" if test["message"] else "")
+            by_test.setdefault(test["id"], {})[release] = outcome
     return [Row("conformance", test, values, baseline) for test, values in by_test.items()]
 
 

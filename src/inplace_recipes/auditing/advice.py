@@ -6,8 +6,9 @@ move the step, pass a clone, build the module with ``inplace=False``.
 
 >>> label("__iadd__", {}, None)
 'x += ...'
->>> short_path(__file__)
-'inplace_recipes/auditing/advice.py'
+>>> import torch
+>>> short_path(torch.optim.adamw.__file__)  # a library file: from its sys.path entry
+'torch/optim/adamw.py'
 """
 
 from __future__ import annotations

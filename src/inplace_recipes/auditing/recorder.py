@@ -14,7 +14,7 @@ backwards that ran: see :class:`Recorder`.
 >>> recorder = Recorder()
 >>> with recorder.installed():
 ...     y = x.exp()
-...     y.add_(1)  # exp saved its output
+...     _ = y.add_(1)  # exp saved its output
 >>> [(w.label, w.consequence) for w in recorder.finish()]
 [('add_', 'backward fails')]
 """
@@ -25,6 +25,8 @@ backwards that ran: see :class:`Recorder`.
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import os
 import sys
 import weakref
@@ -61,8 +63,10 @@ RAISED_KINDS = {
     "output-shape": "tensor smaller than the result",
     "out-argument": "out= with grad",
 }
-_BACKWARD = frozenset({"backward", "grad"})
-_ALIASES = frozenset({"data", "detach"})
+_BACKWARD = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
+_ACCESSORS = frozenset({"__get__", "__set__"})
+#: Per autograd node type, the attributes that may hold a saved tensor.
+_SAVED_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 def _own(file: str) -> bool:
@@ -105,6 +109,11 @@ def _versions(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[Tenso
                 except RuntimeError:  # inference tensors have no version counter
                     pass
     return found
+
+
+@functools.cache
+def _signature(func: Any) -> inspect.Signature:
+    return inspect.signature(func)
 
 
 def _name(func: Any) -> str:
@@ -186,7 +195,6 @@ class Recorder:
         self.retain = False
         self.backwards = 0
         self.backward_at: tuple[str, int] | None = None
-        self.names: dict[type, tuple[str, ...]] = {}
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
@@ -209,9 +217,14 @@ class Recorder:
     # -- the call -----------------------------------------------------------
 
     def on_call(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        name = _name(func)
-        if name in _BACKWARD:
+        if func in _BACKWARD:
             return self._backward(func, args, kwargs)
+        if getattr(func, "__name__", None) in _ACCESSORS:  # properties write nothing
+            out = func(*args, **kwargs)
+            if _name(func) == "data":
+                self._alias(out, "data", args)
+            return out
+        name = _name(func)
         before = _versions(args, kwargs)
         grad_enabled = torch.is_grad_enabled()
         try:
@@ -226,19 +239,20 @@ class Recorder:
                 done.add(id(t))
                 frames = frames or _frames()
                 self._written(t, name, args, kwargs, grad_enabled, frames)
-        if name in _ALIASES and isinstance(out, Tensor) and args:
-            source = args[0]
-            if isinstance(source, Tensor) and source.requires_grad:
-                self.aliases[out] = (name, source.is_leaf)
+        if name == "detach":
+            self._alias(out, name, args)
         if grad_enabled:
             self._track(out, frames)
         return out
 
-    def _backward(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        import inspect
+    def _alias(self, out: Any, name: str, args: tuple[Any, ...]) -> None:
+        source = args[0] if args else None
+        if isinstance(out, Tensor) and isinstance(source, Tensor) and source.requires_grad:
+            self.aliases[out] = (name, source.is_leaf)
 
+    def _backward(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         try:
-            bound = inspect.signature(func).bind(*args, **kwargs)
+            bound = _signature(func).bind(*args, **kwargs)
             retain = bound.arguments.get("retain_graph")
             if retain is None:
                 retain = bound.arguments.get("create_graph", False)
@@ -293,7 +307,7 @@ class Recorder:
     def _saved_of(self, node: Any) -> list[Tensor]:
         """The tensors ``node`` saved for backward."""
         kind = type(node)
-        names = self.names.get(kind)
+        names = _SAVED_NAMES.get(kind)
         if names is None:
             if isinstance(node, torch.autograd.function.BackwardCFunction):
                 names = ("saved_tensors",)
@@ -314,7 +328,7 @@ class Recorder:
             elif value is not None:
                 continue  # sizes, scalars: never a tensor for this node type
             keep.append(attr)
-        self.names[kind] = tuple(keep)
+        _SAVED_NAMES[kind] = tuple(keep)
         return found
 
     def _runner(self, record: _Node) -> Callable[..., None]:

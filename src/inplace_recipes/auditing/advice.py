@@ -7,8 +7,8 @@ move the step, pass a clone, build the module with ``inplace=False``.
 >>> label("__iadd__", {}, None)
 'x += ...'
 >>> import torch
->>> short_path(torch.optim.adamw.__file__)  # a library file: from its sys.path entry
-'torch/optim/adamw.py'
+>>> short_path(torch.nn.functional.__file__)  # a library file: from its sys.path entry
+'torch/nn/functional.py'
 """
 
 from __future__ import annotations

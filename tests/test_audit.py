@@ -327,7 +327,7 @@ def test_a_model_with_every_kind_misses_none() -> None:
     text = str(report).splitlines()
     assert text[0].split() == ["#", "consequence", "where", "op", "calls", "tensor"]
     assert "wrong gradients" in text[2]
-    assert "relu(inplace=True)" in str(report)
+    assert "ReLU(inplace=True)" in str(report)
 
 
 def test_records_are_plain_data() -> None:

@@ -62,14 +62,24 @@ def short_path(file: str) -> str:
     return os.path.basename(file)
 
 
-def label(name: str, kwargs: dict[str, Any], module: Any) -> str:
-    """How the report names the call that wrote."""
+#: The in-place method Python calls for an augmented assignment.
+_AUGMENTED = {"add_": "+", "sub_": "-", "mul_": "*", "div_": "/", "pow_": "**"}
+
+
+def label(name: str, kwargs: dict[str, Any], module: Any, code: str = "") -> str:
+    """How the report names the call that wrote; ``code`` is the source line.
+
+    >>> label("add_", {}, None, "out += identity")
+    'x += ...'
+    """
     if module is not None and getattr(module, "inplace", False) is True:
         return f"{type(module).__name__}(inplace=True)"
     if name == "__setitem__":
         return "x[...] = v"
     if name in _DUNDER:
         return f"x {_DUNDER[name]}= ..."
+    if module is None and name in _AUGMENTED and f"{_AUGMENTED[name]}=" in code:
+        return f"x {_AUGMENTED[name]}= ..."
     if kwargs.get("out") is not None:
         return f"{name}(out=...)"
     if kwargs.get("inplace"):
@@ -90,8 +100,9 @@ def fix_for(write: Write) -> str:
         return "compute it out of place outside no_grad, or on a .clone()"
     if name == "__setitem__":
         return _setitem(write.call_args)
-    if name in _DUNDER:
-        return f"x = x {_DUNDER[name]} y  # not x {_DUNDER[name]}= y"
+    if write.label.startswith("x ") and write.label.endswith("= ..."):
+        symbol = write.label.split()[1][:-1]
+        return f"x = x {symbol} y  # not x {symbol}= y"
     if kwargs.get("out") is not None:
         return f"y = torch.{name}(...)  # without out="
     if kwargs.get("inplace"):

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import linecache
 import os
 import sys
 import weakref
@@ -64,6 +65,7 @@ RAISED_KINDS = {
     "out-argument": "out= with grad",
 }
 _BACKWARD = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
+_OVERRIDES = os.path.join("torch", "overrides.py")
 _ACCESSORS = frozenset({"__get__", "__set__"})
 #: Per autograd node type, the attributes that may hold a saved tensor.
 _SAVED_NAMES: dict[type, tuple[str, ...]] = {}
@@ -74,12 +76,18 @@ def _own(file: str) -> bool:
 
 
 def _frames() -> tuple[FrameType | None, FrameType | None]:
-    """The user's frame (innermost outside torch and the audit) and the frame just inside it."""
+    """The user's frame (innermost outside torch and the audit) and torch's frame that called the op.
+
+    The second is ``None`` when the user's line called the op itself.
+    """
     frame: FrameType | None = sys._getframe(1)
-    inner = None
+    caller = None
     while frame is not None and _own(frame.f_code.co_filename):
-        inner, frame = frame, frame.f_back
-    return frame, inner
+        if caller is None and frame.f_code.co_filename.startswith(_TORCH_DIR):
+            if not frame.f_code.co_filename.endswith(_OVERRIDES):
+                caller = frame
+        frame = frame.f_back
+    return frame, caller
 
 
 def _storage(t: Tensor) -> int | None:
@@ -388,15 +396,14 @@ class Recorder:
         file, line = (user.f_code.co_filename, user.f_lineno) if user else ("<unknown>", 0)
         if file.startswith(_PACKAGE_DIR):
             return  # a recipe's own write into its fresh copy
-        inside = None
-        module = None
-        if inner is not None and inner.f_code.co_filename.startswith(_TORCH_DIR):
+        inside = module = None
+        if inner is not None:
             inside = inner.f_code.co_filename
             module = _module_of(user, inner)
         shape_of = args[0] if name == "__setitem__" and isinstance(args[0], Tensor) else t
         self.writes.append(
             Write(
-                label=advice.label(name, kwargs, module),
+                label=advice.label(name, kwargs, module, linecache.getline(file, line)),
                 name=name,
                 shape=tuple(shape_of.shape),
                 dtype=str(shape_of.dtype).removeprefix("torch."),
@@ -497,15 +504,14 @@ def _after(t: Tensor) -> str:
 
 
 def _module_of(user: FrameType | None, inner: FrameType) -> Any:
-    """The ``nn.Module`` whose ``forward`` the user's line called, if any."""
+    """The innermost ``nn.Module`` of torch's whose ``forward`` made the write, if any."""
     frame: FrameType | None = inner
-    found = None
     while frame is not None and frame is not user:
         candidate = frame.f_locals.get("self")
         if isinstance(candidate, torch.nn.Module) and frame.f_code.co_name == "forward":
-            found = candidate
+            return candidate
         frame = frame.f_back
-    return found
+    return None
 
 
 def _negative(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:

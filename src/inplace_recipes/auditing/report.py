@@ -212,7 +212,8 @@ def _summary(rows: list[Row]) -> str:
         if f.consequence == "safe":
             what = f"{f.op} after {f.after}" if f.after else f.op
         else:
-            what = f"{f.code or f.op} at {f.where}"
+            code = f.code.split("  #")[0].strip()
+            what = f"{code or f.op} at {f.where}"
         groups[what] = groups.get(what, 0) + row.count
     ranked = sorted(groups.items(), key=lambda item: -item[1])
     return ", ".join(f"{what} ×{n}" for what, n in ranked)

@@ -37,7 +37,7 @@ hook stays installed after the ``with`` block. Writes under ``no_grad`` to
 leaves that nothing saved (initialisation, optimizer steps) are not reported.
 
 ``python -m inplace_recipes audit train.py`` audits a script unchanged; see
-:mod:`inplace_recipes.auditing.command`.
+:mod:`inplace_recipes.auditing.cli`.
 """
 
 from __future__ import annotations

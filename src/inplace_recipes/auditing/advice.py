@@ -13,7 +13,9 @@ move the step, pass a clone, build the module with ``inplace=False``.
 
 from __future__ import annotations
 
+import linecache
 import os
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -100,9 +102,19 @@ def fix_for(write: Write) -> str:
         return "compute it out of place outside no_grad, or on a .clone()"
     if name == "__setitem__":
         return _setitem(write.call_args)
+    code = linecache.getline(write.file, write.line).split("#")[0].strip()
     if write.label.startswith("x ") and write.label.endswith("= ..."):
         symbol = write.label.split()[1][:-1]
+        found = re.fullmatch(rf"([\w.]+)\s*{re.escape(symbol)}=\s*(.+)", code)
+        if found:
+            target, value = found.groups()
+            return f"{target} = {target} {symbol} {value}"
         return f"x = x {symbol} y  # not x {symbol}= y"
+    found = re.fullmatch(rf"(?:([\w.]+)\s*=\s*)?([\w.]+)\.{re.escape(name)}\((.*)\)", code)
+    if found and name.endswith("_") and not name.startswith("_") and not write.kind.startswith("."):
+        assigned, target, arguments = found.groups()
+        if assigned in (None, target):
+            return f"{target} = {target}.{name[:-1]}({arguments})"
     if kwargs.get("out") is not None:
         return f"y = torch.{name}(...)  # without out="
     if kwargs.get("inplace"):

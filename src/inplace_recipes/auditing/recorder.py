@@ -67,6 +67,8 @@ RAISED_KINDS = {
 _BACKWARD = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
 _OVERRIDES = os.path.join("torch", "overrides.py")
 _ACCESSORS = frozenset({"__get__", "__set__"})
+#: Forget dead nodes after this many new ones.
+_PRUNE_EVERY = 4096
 #: Per autograd node type, the attributes that may hold a saved tensor.
 _SAVED_NAMES: dict[type, tuple[str, ...]] = {}
 
@@ -203,6 +205,7 @@ class Recorder:
         self.retain = False
         self.backwards = 0
         self.backward_at: tuple[str, int] | None = None
+        self.tracked = 0
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
@@ -312,10 +315,19 @@ class Recorder:
                 where = (user.f_code.co_filename, user.f_lineno) if user else ("<unknown>", 0)
             record = _Node(type(node).__name__, where, weakref.ref(sentinel))
             keys = {k for k in map(_storage, saved) if k is not None}
+            self.tracked += 1
+            if self.tracked % _PRUNE_EVERY == 0:
+                self._prune()
             for k in keys:
                 self.saved.setdefault(k, []).append(record)
             if keys:
                 node.register_prehook(self._runner(record))
+
+    def _prune(self) -> None:
+        """Forget the nodes that died or were consumed, so that a long run stays small."""
+        self.saved = {
+            k: live for k, nodes in self.saved.items() if (live := [n for n in nodes if n.live()])
+        }
 
     def _saved_of(self, node: Any) -> list[Tensor]:
         """The tensors ``node`` saved for backward."""

@@ -170,19 +170,19 @@ assert all(torch.equal(a, b) for a, b in zip(D.parameters(), D_ref.parameters(),
 
 # %%
 # The other fix, every backward before any step, gives the generator the
-# gradient through the *old* D, as the failing code meant; check it against
-# the same computation with D not stepped:
+# gradient through the *old* D, as the failing code meant. ``backward(inputs=...)``
+# keeps the generator's loss out of D's gradients:
 
 
 def backward_first_step(G, D, opt_g, opt_d):
     fake = G(noise)
-    d_fake = D(fake)
-    loss_d = bce(D(real), ones) + bce(D(fake.detach()), zeros)
-    loss_g = bce(d_fake, ones)
-    opt_d.zero_grad()
+    loss_g = bce(D(fake), ones)
     opt_g.zero_grad()
+    loss_g.backward(inputs=list(G.parameters()))
+    loss_d = bce(D(real), ones) + bce(D(fake.detach()), zeros)
+    opt_d.zero_grad()
     loss_d.backward()
-    loss_g.backward()  # reaches D too: clear D's gradient of loss_d ...
+    opt_d.step()
     opt_g.step()
 
 
@@ -196,13 +196,11 @@ match = all(torch.allclose(p.grad, e) for p, e in zip(G.parameters(), expected_o
 print("generator gradients through the old D match:", match)
 # sphinx_gallery_start_ignore
 assert match
+# D took the same step as the reference D, which never saw the generator's loss
+assert all(torch.allclose(a, b) for a, b in zip(D.parameters(), D_ref.parameters(), strict=True))
 # sphinx_gallery_end_ignore
 
 # %%
-# Here ``loss_g.backward()`` also adds to D's gradients; zero them (or
-# ``requires_grad_(False)`` on D's parameters) before ``opt_d.step()``,
-# or D learns from the generator's loss.
-#
 # Learn more
 # ----------
 #

@@ -17,13 +17,15 @@ report it in `pytorch/pytorch#30454
 # Doubling in place, with and without ``mark_dirty``
 # --------------------------------------------------
 
+import inspect
 from pathlib import Path
 
 import torch
 
 import inplace_recipes as ir
 
-PAGE = Path(__file__).name
+SOURCE = Path(inspect.currentframe().f_code.co_filename)  # this script
+PAGE = SOURCE.name
 
 
 class DoubleInPlace(torch.autograd.Function):
@@ -100,7 +102,7 @@ try:
     DoubleInPlace.apply(torch.tensor([1.0, 2.0], requires_grad=True))
 except RuntimeError as exc:
     print(exc)
-# sphinx_gallery_start_ignore
+    # sphinx_gallery_start_ignore
     assert str(exc) == "a leaf Variable that requires grad has been used in an in-place operation."
 else:
     raise AssertionError("mark_dirty on a leaf did not fail")
@@ -160,7 +162,9 @@ assert records[0]["file"].endswith(PAGE)
 # reports nothing for the unmarked write into a leaf. Read its findings inside
 # a custom Function's ``forward`` as a question: did it call ``mark_dirty``?
 
-marked_report = ir.audit(unmarked_then_reuse, torch.ones(3, requires_grad=True), DoubleInPlace.apply)
+marked_report = ir.audit(
+    unmarked_then_reuse, torch.ones(3, requires_grad=True), DoubleInPlace.apply
+)
 print("marked:", [(r["code"], r["consequence"]) for r in marked_report.to_records()])
 leaf_report = ir.audit(DoubleInPlaceUnmarked.apply, torch.ones(3, requires_grad=True))
 print("unmarked, on a leaf:", leaf_report.to_records())
@@ -196,7 +200,7 @@ try:
     MarkedButNotReturned.apply(a * 1)
 except RuntimeError as exc:
     print(exc)
-# sphinx_gallery_start_ignore
+    # sphinx_gallery_start_ignore
     assert str(exc).startswith(
         "Some elements marked as dirty during the forward method were not returned as output."
     ), str(exc)

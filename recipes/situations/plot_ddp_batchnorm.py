@@ -39,7 +39,8 @@ from torch import nn
 
 import inplace_recipes as ir
 
-PAGE = Path(__file__).name
+SOURCE = Path(inspect.currentframe().f_code.co_filename)  # this script
+PAGE = SOURCE.name
 
 torch.manual_seed(0)
 bn = nn.BatchNorm1d(4)
@@ -59,7 +60,7 @@ try:
     two_forwards_with_copy(bn, fake, real)
 except RuntimeError as exc:
     print(exc)
-# sphinx_gallery_start_ignore
+    # sphinx_gallery_start_ignore
     assert "[torch.FloatTensor [4]] is at version 2; expected version 1 instead" in str(exc)
 else:
     raise AssertionError("copying into the running mean did not fail")
@@ -108,7 +109,7 @@ assert "_unsafe_preserve_version_counter" in sync_source
 # minutes.
 
 WORKER = textwrap.dedent(
-    '''
+    """
     import datetime, json, os, sys
     import torch, torch.distributed as dist
     from torch import nn
@@ -143,7 +144,7 @@ WORKER = textwrap.dedent(
     dist.destroy_process_group()
     with open(out, "w") as f:
         json.dump(result, f)
-    '''
+    """
 )
 
 

@@ -27,6 +27,7 @@ the write itself fails. Users meet both; see the PyTorch forum thread
 # >>> buffer._version
 # 1
 
+import inspect
 from pathlib import Path
 
 import torch
@@ -34,7 +35,8 @@ from torch import nn
 
 import inplace_recipes as ir
 
-PAGE = Path(__file__).name
+SOURCE = Path(inspect.currentframe().f_code.co_filename)  # this script
+PAGE = SOURCE.name
 
 torch.manual_seed(0)
 model = nn.Linear(3, 2)
@@ -54,7 +56,7 @@ try:
     accumulate_with_buffer(model, micro_batches)
 except RuntimeError as exc:
     print(exc)
-# sphinx_gallery_start_ignore
+    # sphinx_gallery_start_ignore
     assert "[torch.FloatTensor [4, 3]] is at version 2; expected version 1 instead" in str(exc)
 else:
     raise AssertionError("the reused buffer did not fail")
@@ -71,9 +73,7 @@ print(report)
 fails = [r for r in report.to_records() if r["consequence"] == "backward fails"]
 assert [r["code"] for r in fails] == ["buffer.copy_(batch)"], report.to_records()
 assert fails[0]["file"].endswith(PAGE)
-saved_by = Path(__file__).read_text().splitlines().index(
-    "        loss = loss + model(buffer).pow(2).sum()"
-)
+saved_by = SOURCE.read_text().splitlines().index("        loss = loss + model(buffer).pow(2).sum()")
 assert fails[0]["detail"].endswith(f"({PAGE}:{saved_by + 1})"), fails[0]
 # sphinx_gallery_end_ignore
 
@@ -122,8 +122,11 @@ try:
     masked_loss(model, image)
 except RuntimeError as exc:
     print(exc)
-# sphinx_gallery_start_ignore
-    assert str(exc) == "a view of a leaf Variable that requires grad is being used in an in-place operation."
+    # sphinx_gallery_start_ignore
+    assert (
+        str(exc)
+        == "a view of a leaf Variable that requires grad is being used in an in-place operation."
+    )
 else:
     raise AssertionError("writing into the leaf did not fail")
 # sphinx_gallery_end_ignore

@@ -27,6 +27,7 @@ silently used the new weights. Users report it in
 # >>> w._version
 # 1
 
+import inspect
 from pathlib import Path
 
 import torch
@@ -34,8 +35,8 @@ from torch import nn
 
 import inplace_recipes as ir
 
-PAGE = Path(__file__).name
-
+SOURCE = Path(inspect.currentframe().f_code.co_filename)  # this script
+PAGE = SOURCE.name
 
 
 def make_gan():
@@ -73,7 +74,7 @@ try:
     train_step(G, D, *optimizers(G, D))
 except RuntimeError as exc:
     print(exc)
-# sphinx_gallery_start_ignore
+    # sphinx_gallery_start_ignore
     assert "modified by an inplace operation" in str(exc)
     assert "is at version 2; expected version 1 instead" in str(exc), str(exc)
 else:
@@ -104,7 +105,7 @@ fails = [r for r in report.to_records() if r["consequence"] == "backward fails"]
 assert fails, report.to_records()
 assert {r["code"] for r in fails} == {"opt_d.step()"}, fails
 assert all(r["file"].endswith(PAGE) for r in fails)
-forward_line = Path(__file__).read_text().splitlines().index("    d_fake = D(fake)") + 1
+forward_line = SOURCE.read_text().splitlines().index("    d_fake = D(fake)") + 1
 assert all(r["detail"].endswith(f"({PAGE}:{forward_line})") for r in fails), fails
 assert isinstance(report.error, RuntimeError)
 # sphinx_gallery_end_ignore

@@ -24,6 +24,7 @@ out-of-place block gives the same gradients. Users report it in
 # >>> torch.relu_(x) is x, x
 # (True, tensor([0., 2.]))
 
+import inspect
 from pathlib import Path
 
 import torch
@@ -31,7 +32,8 @@ from torch import nn
 
 import inplace_recipes as ir
 
-PAGE = Path(__file__).name
+SOURCE = Path(inspect.currentframe().f_code.co_filename)  # this script
+PAGE = SOURCE.name
 
 
 class Block(nn.Module):
@@ -127,7 +129,7 @@ try:
     relu_then_add(x).sum().backward()
 except RuntimeError as exc:
     print(exc)
-# sphinx_gallery_start_ignore
+    # sphinx_gallery_start_ignore
     assert "modified by an inplace operation" in str(exc)
     assert "which is output 0 of Relu, is at version 2; expected version 1" in str(exc), str(exc)
 else:
@@ -164,7 +166,7 @@ try:
     hooked(x.clone().requires_grad_())
 except RuntimeError as exc:
     print(exc)
-# sphinx_gallery_start_ignore
+    # sphinx_gallery_start_ignore
     assert str(exc).startswith(
         "Output 0 of BackwardHookFunction is a view and is being modified inplace"
     ), str(exc)

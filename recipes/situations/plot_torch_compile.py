@@ -23,6 +23,7 @@ build short.
 # Eager autograd fails in ``backward()``:
 
 import warnings
+import inspect
 from pathlib import Path
 
 import torch
@@ -31,7 +32,8 @@ from torch._dynamo.backends.common import aot_autograd
 
 import inplace_recipes as ir
 
-PAGE = Path(__file__).name
+SOURCE = Path(inspect.currentframe().f_code.co_filename)  # this script
+PAGE = SOURCE.name
 
 
 def exp_then_write(x):
@@ -102,8 +104,9 @@ except Exception as exc:  # noqa: BLE001
     print(f"{type(exc).__name__}: ...{quoted.strip()[-140:]}")
 # sphinx_gallery_start_ignore
 assert type(leaf_error).__name__ == "TorchRuntimeError", type(leaf_error)
-assert "a view of a leaf Variable that requires grad is being used in an in-place operation." in str(
-    leaf_error
+assert (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+    in str(leaf_error)
 )
 # sphinx_gallery_end_ignore
 
@@ -214,7 +217,9 @@ def weight_gradient(backend):
     }
 
 
-results = {backend or "eager": weight_gradient(backend) for backend in (None, "aot_eager", "inductor")}
+results = {
+    backend or "eager": weight_gradient(backend) for backend in (None, "aot_eager", "inductor")
+}
 for backend, (outcome, check) in results.items():
     print(f"{backend:9} {outcome} {check or ''}")
 # sphinx_gallery_start_ignore
@@ -222,7 +227,10 @@ assert results["eager"][0].startswith("RuntimeError: one of the variables needed
 assert results["aot_eager"][0].startswith("RuntimeError: one of the variables needed")
 # the torch 2.13 bug (pytorch/pytorch#197887): no error, the gradient of the edited input
 assert results["inductor"][0] == "no error", results["inductor"]
-assert results["inductor"][1] == {"matches the x of the forward": False, "matches the edited x": True}
+assert results["inductor"][1] == {
+    "matches the x of the forward": False,
+    "matches the edited x": True,
+}
 # sphinx_gallery_end_ignore
 
 # %%

@@ -16,6 +16,17 @@ report it in `pytorch/pytorch#30454
 # %%
 # Doubling in place, with and without ``mark_dirty``
 # --------------------------------------------------
+#
+# A built-in in-place op moves the tensor's history onto itself: after
+# ``h.add_(1)``, ``h``'s ``grad_fn`` is the addition. ``mark_dirty`` asks
+# autograd to do the same for a custom Function.
+#
+# >>> h = torch.ones(2, requires_grad=True) * 1
+# >>> h.grad_fn.name()
+# 'MulBackward0'
+# >>> _ = h.add_(1)
+# >>> h.grad_fn.name()
+# 'AddBackward0'
 
 import inspect
 from pathlib import Path

@@ -166,6 +166,22 @@ def unmarked_then_reuse(a, double=DoubleInPlaceUnmarked.apply):
 report = ir.audit(unmarked_then_reuse, a)
 print(report)
 # sphinx_gallery_start_ignore
+seen_modes = []
+
+
+class GradModeProbe(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        seen_modes.append(torch.is_grad_enabled())
+        return x * 1
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+GradModeProbe.apply(torch.ones(1, requires_grad=True))
+assert seen_modes == [False], seen_modes
 records = report.to_records()
 assert [(r["code"], r["consequence"]) for r in records] == [("x.mul_(2)", "wrong gradients")]
 assert records[0]["file"].endswith(PAGE)

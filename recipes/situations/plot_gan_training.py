@@ -6,8 +6,7 @@ A GAN step trains two networks on one forward pass of the discriminator.
 Step the discriminator's optimizer before the generator's backward and that
 backward fails with "... is at version 2; expected version 1": the optimizer
 updated D's weights in place, and the generator's backward needs the old
-ones. Torch 1.5 added this check to the optimizers; before it, such code
-silently used the new weights. Users report it in
+ones. Users report it in
 `pytorch/pytorch#39141 <https://github.com/pytorch/pytorch/issues/39141>`_.
 """
 
@@ -82,6 +81,9 @@ except RuntimeError as exc:
 assert error is not None, "the GAN step did not fail"
 assert "modified by an inplace operation" in str(error)
 assert "is at version 2; expected version 1 instead" in str(error), str(error)
+assert "[torch.FloatTensor [16, 1]], which is output 0 of AsStrided" in str(error)
+assert make_gan()[1][2].weight.shape == (1, 16)  # transposed: [16, 1]
+assert make_gan()[1][2].weight._version == 1  # initialised in place
 # sphinx_gallery_end_ignore
 
 # %%

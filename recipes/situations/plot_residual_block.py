@@ -175,6 +175,9 @@ except RuntimeError as exc:
     print(exc)
 # sphinx_gallery_start_ignore
 assert error is not None, "the hooked block did not fail"
+hooked_output = hooked.bn2(torch.randn(2, 4, 5, 5, requires_grad=True))
+assert hooked_output.grad_fn.name() == "BackwardHookFunctionBackward"
+assert hooked_output._is_view()
 assert str(error).startswith(
     "Output 0 of BackwardHookFunction is a view and is being modified inplace"
 ), str(error)

@@ -39,8 +39,10 @@ from torch import nn
 
 import inplace_recipes as ir
 
-SOURCE = Path(inspect.currentframe().f_code.co_filename)  # this script
+# sphinx_gallery_start_ignore
+SOURCE = Path(inspect.currentframe().f_code.co_filename)  # this script, for the checks
 PAGE = SOURCE.name
+# sphinx_gallery_end_ignore
 
 torch.manual_seed(0)
 bn = nn.BatchNorm1d(4)

@@ -34,8 +34,10 @@ from torch import nn
 
 import inplace_recipes as ir
 
-SOURCE = Path(inspect.currentframe().f_code.co_filename)  # this script
+# sphinx_gallery_start_ignore
+SOURCE = Path(inspect.currentframe().f_code.co_filename)  # this script, for the checks
 PAGE = SOURCE.name
+# sphinx_gallery_end_ignore
 
 
 def make_gan():

@@ -325,7 +325,7 @@ def test_a_model_with_every_kind_misses_none() -> None:
     assert worst == ["wrong gradients", "backward fails", "backward fails", "backward fails"]
     assert not report.ok
     text = str(report).splitlines()
-    assert text[0].split() == ["#", "consequence", "where", "op", "calls", "tensor"]
+    assert text[0].split() == ["#", "consequence", "where", "op", "count", "tensor"]
     assert "wrong gradients" in text[2]
     assert "ReLU(inplace=True)" in str(report)
 

@@ -95,14 +95,19 @@ def fix_for(write: Write) -> str:
     if write.inside is not None:
         return _fix_inside(write, saved_at)
     name, kwargs = write.name, write.call_kwargs
-    if write.kind.startswith(".data") and "non-leaf" not in write.kind:
-        moved = _moved(write)
-        return f"with torch.no_grad(): p.{name}(...)  # not p.data.{name}(...); {moved}"
+    code = linecache.getline(write.file, write.line).split("#")[0].strip()
+    if write.alias_of_leaf:
+        found = re.fullmatch(rf"([\w.]+)\.data\.{re.escape(name)}\((.*)\)", code)
+        edit = f"{found[1]}.{name}({found[2]})" if found else f"p.{name}(...)"
+        return f"with torch.no_grad(): {edit}  # not .data; {_moved(write)}"
     if write.kind == "non-leaf under no_grad":
         return "compute it out of place outside no_grad, or on a .clone()"
     if name == "__setitem__":
+        found = re.fullmatch(r"([\w.]+)\[(.+)\]\s*=\s*(.+)", code)
+        if found:
+            target, index, value = found.groups()
+            return f"{target} = inplace_recipes.at({target})[{index}].set({value})"
         return _setitem(write.call_args)
-    code = linecache.getline(write.file, write.line).split("#")[0].strip()
     if write.label.startswith("x ") and write.label.endswith("= ..."):
         symbol = write.label.split()[1][:-1]
         found = re.fullmatch(rf"([\w.]+)\s*{re.escape(symbol)}=\s*(.+)", code)
@@ -110,8 +115,10 @@ def fix_for(write: Write) -> str:
             target, value = found.groups()
             return f"{target} = {target} {symbol} {value}"
         return f"x = x {symbol} y  # not x {symbol}= y"
-    found = re.fullmatch(rf"(?:([\w.]+)\s*=\s*)?([\w.]+)\.{re.escape(name)}\((.*)\)", code)
-    if found and name.endswith("_") and not name.startswith("_") and not write.kind.startswith("."):
+    found = re.fullmatch(
+        rf"(?:([\w.]+)\s*=\s*)?([\w.]+?)(?:\.data|\.detach\(\))?\.{re.escape(name)}\((.*)\)", code
+    )
+    if found and name.endswith("_") and not name.startswith("_"):
         assigned, target, arguments = found.groups()
         if assigned in (None, target):
             return f"{target} = {target}.{name[:-1]}({arguments})"
@@ -134,9 +141,11 @@ def _fix_inside(write: Write, saved_at: str) -> str:
     inside = write.inside or ""
     if write.module is not None and getattr(write.module, "inplace", False) is True:
         kind = type(write.module).__name__
-        return f"build it as nn.{kind}(inplace=False), or F.{kind.lower()}(x) out of place"
+        return f"build {write.module_name or 'it'} as nn.{kind}(inplace=False)"
     if f"{os.sep}optim{os.sep}" in inside:
-        return f"run this step after the last backward that needs the old values{saved_at}"
+        at = _last_backward(write)
+        where = f"after line {at}, " if at else "after "
+        return f"run this step {where}the last backward that needs the old values{saved_at}"
     if write.name == "embedding" or write.name.startswith("embedding_renorm"):
         return (
             "Embedding(max_norm=...) renormalises its weight in place: "
@@ -152,10 +161,16 @@ def _saved_at(write: Write) -> str:
     return f" (saved at {short_path(node.where[0])}:{node.where[1]})"
 
 
-def _moved(write: Write) -> str:
+def _last_backward(write: Write) -> int | None:
+    """The line of the last backward that ran through a node whose tensor ``write`` changed."""
     at = next((n.backward_at for n in reversed(write.nodes) if n.backward_at), None)
+    return None if at is None or at[0] != write.file else at[1]
+
+
+def _moved(write: Write) -> str:
+    at = _last_backward(write)
     if at is not None:
-        return f"move it below line {at[1]}, the backward that uses the old value"
+        return f"move it below line {at}, the backward that uses the old value"
     if write.nodes:
         return f"move it below the backward of the graph made at line {write.nodes[0].where[1]}"
     return "move it where no graph uses the old value"

@@ -12,7 +12,7 @@ class (``backward-fails``: ``"backward fails"`` or ``"raises"``;
 ``wrong-gradients``; ``any``: either); else the script's own exit code.
 
 >>> parser = argparse.ArgumentParser(prog="inplace_recipes")
->>> add_parser(parser.add_subparsers(dest="command"))
+>>> _ = add_parser(parser.add_subparsers(dest="command"))
 >>> parser.parse_args(["audit", "--json", "train.py", "--lr", "0.1"]).args
 ['--lr', '0.1']
 """

@@ -175,10 +175,12 @@ class Write:
     fix: str | None = None
     nodes: list[_Node] = field(default_factory=list)
     runs: list[int] = field(default_factory=list)
-    backwards: int = 0  # backward calls so far, when the write happened
+    backwards: int = 0  # backward calls finished when the write happened
+    alias_of_leaf: bool = False
     call_args: tuple[Any, ...] = ()
     call_kwargs: dict[str, Any] = field(default_factory=dict)
     module: Any = None
+    module_name: str | None = None  # e.g. "self.relu", when the user's line is in a forward
 
 
 class Recorder:
@@ -270,11 +272,12 @@ class Recorder:
         state = self.retain, self.backward_at
         self.retain = bool(retain)
         self.backward_at = (user.f_code.co_filename, user.f_lineno) if user else None
-        self.backwards += 1
         try:
-            return func(*args, **kwargs)
+            out = func(*args, **kwargs)
         finally:
             self.retain, self.backward_at = state
+        self.backwards += 1  # one that finished: it ran every node it needed
+        return out
 
     # -- saved tensors --------------------------------------------------------
 
@@ -291,6 +294,10 @@ class Recorder:
             return
         key = self.key
         where: tuple[str, int] | None = None
+        # Under saved_tensors_hooks (a non-reentrant checkpoint, offloading) the
+        # nodes keep packed values, not the tensors: reading them would unpack
+        # (recompute) and give memory that is freed at once. Mark, don't read.
+        packed = torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
         while todo:
             node = todo.pop()
             meta = node.metadata
@@ -299,7 +306,7 @@ class Recorder:
             sentinel = _Sentinel()
             meta[key] = sentinel
             todo.extend(n for n, _ in node.next_functions if n is not None and n.next_functions)
-            saved = self._saved_of(node)
+            saved = None if packed else self._saved_of(node)
             if not saved:
                 continue
             if where is None:
@@ -397,9 +404,13 @@ class Recorder:
         if file.startswith(_PACKAGE_DIR):
             return  # a recipe's own write into its fresh copy
         inside = module = None
+        attribute = None
         if inner is not None:
             inside = inner.f_code.co_filename
             module = _module_of(user, inner)
+            owner = user.f_locals.get("self") if user is not None else None
+            if module is not None and isinstance(owner, torch.nn.Module):
+                attribute = next((n for n, m in owner.named_children() if m is module), None)
         shape_of = args[0] if name == "__setitem__" and isinstance(args[0], Tensor) else t
         self.writes.append(
             Write(
@@ -418,9 +429,11 @@ class Recorder:
                 nodes=nodes,
                 runs=[n.runs for n in nodes],
                 backwards=self.backwards,
+                alias_of_leaf=alias is not None and self._alias_source_leaf(t),
                 call_args=args if name == "__setitem__" else (),
                 call_kwargs={k: v for k, v in kwargs.items() if k in ("out", "inplace")},
                 module=module,
+                module_name=f"self.{attribute}" if attribute else None,
             )
         )
 
@@ -430,7 +443,7 @@ class Recorder:
             write.detail += _backward_detail(ran_after)
             return
         ran_before = all(runs > 0 for runs in write.runs)
-        if ran_before or self.backwards > write.backwards:
+        if ran_before or self.backwards > write.backwards:  # a later backward finished without it
             base = write.consequence
             write.consequence = "fails if backward again"
             write.detail += (

@@ -17,7 +17,7 @@ import json
 import linecache
 import textwrap
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..table import text_table
@@ -132,11 +132,18 @@ class AuditReport:
         return sorted(self.findings, key=lambda f: CONSEQUENCES.index(f.consequence))
 
     def rows(self) -> list[Row]:
-        """One :class:`Row` per source line, op and consequence; worst first, then in order."""
-        counts: dict[tuple[str, int, str, str], list[Finding]] = {}
+        """One :class:`Row` per source line and consequence; worst first, then in order.
+
+        A line whose call wrote with several ops (an optimizer step's ``mul_``
+        and ``addcdiv_``) names them all in ``op``.
+        """
+        groups: dict[tuple[str, int, str], list[Finding]] = {}
         for f in self.findings:
-            counts.setdefault((f.file, f.line, f.op, f.consequence), []).append(f)
-        rows = [Row(found[0], len(found)) for found in counts.values()]
+            groups.setdefault((f.file, f.line, f.consequence), []).append(f)
+        rows = []
+        for found in groups.values():
+            ops = ", ".join(dict.fromkeys(f.op for f in found))
+            rows.append(Row(replace(found[0], op=ops), len(found)))
         return sorted(rows, key=lambda r: CONSEQUENCES.index(r.finding.consequence))
 
     def to_records(self) -> list[dict[str, Any]]:
@@ -144,7 +151,7 @@ class AuditReport:
 
         ``file``/``line``/``code``: the user's line; ``consequence``: see
         :class:`Finding`; ``op``: the write (``"x += ..."``, ``"relu(inplace=True)"``,
-        ``"addcdiv_"``); ``kind``: the tensor written; ``count``: how many calls;
+        ``"addcdiv_"``); ``kind``: the tensor written; ``count``: how many writes (calls) the line made;
         ``fix``: one line that removes it (``None`` when harmless); ``detail``:
         which node saved the tensor, and where; ``slug``: the error reference
         section; ``tensor``: dtype and shape; ``after``: the op that made the
@@ -168,7 +175,7 @@ class AuditReport:
         harmful = [r for r in rows if r.finding.harmful]
         lines = []
         if harmful:
-            header = ["#", "consequence", "where", "op", "calls", "tensor"]
+            header = ["#", "consequence", "where", "op", "count", "tensor"]
             table, below = [], []
             for n, row in enumerate(harmful, 1):
                 f = row.finding

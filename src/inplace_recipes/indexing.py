@@ -182,9 +182,9 @@ def clear_cache() -> None:
 def _caching() -> bool:
     """Caching is off while torch traces (compile, fake tensors) and in inference mode."""
     return not (
-        torch._C._len_torch_dispatch_stack()
+        torch.compiler.is_compiling()  # first: dynamo cannot trace the others
+        or torch._C._len_torch_dispatch_stack()
         or torch.is_inference_mode_enabled()
-        or torch.compiler.is_compiling()
     )
 
 
@@ -193,7 +193,7 @@ def _cached(key: tuple[Any, ...], build: Callable[[], _T]) -> _T:
 
     A cached tensor that anyone wrote into (its version moved) is rebuilt.
     """
-    hit = _CACHE.get(key)
+    hit = _CACHE.get(key) if _caching() else None  # dynamo cannot trace the version check
     if hit is not None:
         value, versions = hit
         tensors = value if isinstance(value, tuple) else (value,)

@@ -330,3 +330,12 @@ def test_gradcheck_of_a_large_input_is_fast_and_still_fails() -> None:
     report = compare_gradients(x, 0, 0.0, recipe, gradcheck=True, second_order=True)
     assert report["where"].gradcheck is True
     assert report["flipped"].gradcheck is False
+
+
+def test_an_empty_value_outside_the_graph_is_not_a_problem() -> None:
+    """An empty value has no gradient values to lose: None and an empty tensor say the same."""
+    nothing = torch.tensor([], dtype=torch.long)
+    report = compare_gradients(
+        torch.rand(3), nothing, torch.tensor([]), {"copy": lambda x, i, v: x * 1}
+    )
+    report.assert_ok()

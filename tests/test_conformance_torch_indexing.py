@@ -328,7 +328,10 @@ def _assert_set_eq(tensor: torch.Tensor, indexer: Any, value: Any) -> None:
     """Upstream's ``assert_set_eq``: the expected tensor comes from NumPy."""
     expected = tensor.numpy().copy()
     expected[_numpy_index(indexer)] = value.numpy() if isinstance(value, torch.Tensor) else value
-    check_write(tensor, indexer, value, torch.from_numpy(expected))
+    # gradients once per indexer: with the tensor value (x's gradient is the same for both)
+    check_write(
+        tensor, indexer, value, torch.from_numpy(expected), grad=isinstance(value, torch.Tensor)
+    )
 
 
 def _set_tensor(indexed: torch.Tensor, indexer: Any) -> torch.Tensor:

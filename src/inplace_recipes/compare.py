@@ -278,6 +278,7 @@ class _Run:
     has_grad_fn: bool
     aliases_x: bool
     reaches: tuple[bool, ...]
+    sizes: tuple[int, ...]
 
 
 def _grad(
@@ -354,6 +355,7 @@ def _run(
         out.grad_fn is not None,
         aliases_x,
         reaches,
+        tuple(t.numel() for t in inputs),
     )
 
 
@@ -434,13 +436,14 @@ def _graph_problems(run: _Run, ref: _Run) -> list[str]:
             f"result {'has' if run.has_grad_fn else 'has no'} grad_fn, "
             f"the reference's {'has' if ref.has_grad_fn else 'has none'}"
         )
-    elif run.requires_grad:
-        for label, got, want in zip(("x", "value"), run.reaches, ref.reaches, strict=False):
-            if want and not got:
-                problems.append(
-                    f"{label} is not in the result's graph (its gradient is None, "
-                    "the reference's is a tensor)"
-                )
+    # x: clone + setitem keeps it in the graph even where every element is
+    # overwritten (a zero gradient, not None). A value that lands nowhere may be
+    # left out (None for zeros); one that lands somewhere and is left out shows
+    # as a gradient difference.
+    elif run.reaches[:1] == (False,) and ref.reaches[:1] == (True,) and run.sizes[0]:
+        problems.append(
+            "x is not in the result's graph (its gradient is None, the reference's is a tensor)"
+        )
     return problems
 
 
@@ -486,7 +489,7 @@ def compare_gradients(
     Exact, or flagged: a recipe fails when its result or a gradient differs,
     when it is nan or infinite where the reference is not, when it changes
     an input, shares memory with ``x``, or hangs in the graph differently
-    (no ``grad_fn``, or an input it does not depend on, where the reference
+    (no ``grad_fn``, or ``x`` missing from its graph, where the reference
     has one).
 
     >>> x = torch.rand(3, requires_grad=True) * 1

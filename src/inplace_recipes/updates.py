@@ -84,10 +84,11 @@ def _in_functorch_transform() -> bool:
     return _current_level() is not None
 
 
-def _always_clone() -> bool:
-    """Whether :func:`best_recipe` answers ``clone`` for every index, so that
-    ``set`` need not plan the index to know it (the fast path)."""
-    return all(names[0] == "clone" for names in PREFERENCES.values())
+#: Whether :func:`best_recipe` answers ``clone`` for every index (the
+#: committed ranking's first choice everywhere), so that ``set`` need not plan
+#: the index to know it. Read once: ``clone`` is the reference and exact for
+#: every index, so a later change to the ranking can only cost speed.
+_ALWAYS_CLONE = all(names[0] == "clone" for names in PREFERENCES.values())
 
 
 def default_method(x: Tensor, index: Any, value: Any) -> str:
@@ -314,7 +315,7 @@ class at:  # named like jax.Array.at and array_api_extra.at
         """
         index = self._index
         fast = method is None and mode is None and index is not at._UNSET
-        if fast and _current_level() is None and _always_clone():
+        if fast and _ALWAYS_CLONE and _current_level() is None:
             return _clone_setitem(self._x, index, value)
         _check_mode(mode)
         _check_writable(self._x)

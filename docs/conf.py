@@ -91,6 +91,7 @@ sphinx_gallery_conf = {
         "../recipes/by_recipe",
         "../recipes/patterns",
         "../recipes/tools",
+        "../recipes/situations",
     ],
     "within_subsection_order": "FileNameSortKey",
     "reset_modules": ("matplotlib", "gallery_reset.reset_torch"),

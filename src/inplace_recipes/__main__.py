@@ -1,4 +1,4 @@
-"""Command line: ``python -m inplace_recipes {compare,bench,matrix}``."""
+"""Command line: ``python -m inplace_recipes {compare,bench,matrix,audit}``."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ COMMANDS = {
     "compare": "the gradient comparison table for the classic example",
     "bench": "benchmark every recipe against the in-place baseline",
     "matrix": "the compatibility matrix of every recipe and at[]",
+    "audit": "run a script unchanged and report its in-place writes",
 }
 
 
@@ -43,6 +44,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     command, rest = argv[0], argv[1:]
     if command == "compare":
         return compare(rest)
+    if command == "audit":  # a module of the auditing package
+        from .auditing.cli import main as audit_main
+
+        return audit_main(rest)
     module = importlib.import_module(f"inplace_recipes.{command}")
     return int(module.main(rest) or 0)
 

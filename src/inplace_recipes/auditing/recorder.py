@@ -58,8 +58,11 @@ RAISED_KINDS = {
     "multi-output-view": "view from a multi-output op",
     "no-grad-view": "view made under no_grad",
     "custom-function-view": "view from a custom Function",
+    "backward-hook-view": "view from a custom Function",  # BackwardHookFunction
+    "mark-dirty": "input marked dirty but not returned",
     "inference-tensor": "inference tensor",
     "expanded": "expanded tensor",
+    "input-overlap": "tensor that overlaps its input",
     "vmap": "unbatched tensor under vmap",
     "output-shape": "tensor smaller than the result",
     "out-argument": "out= with grad",

@@ -9,6 +9,12 @@ a write into the memory of a saved tensor that a backward still needs is a
 finding. What backward then does is decided when the audit ends, from the
 backwards that ran: see :class:`Recorder`.
 
+Inside ``torch.compile``'d code the audit sees the ops as eager code runs
+them: while Dynamo traces, each torch call leaves the graph and runs (and is
+recorded) eagerly, so the report and any error are eager's. The audit of a
+compiled function therefore says what its code does uncompiled; it cannot
+see what the compiled graph itself saves or checks.
+
 >>> import torch
 >>> x = torch.ones(2, requires_grad=True)
 >>> recorder = Recorder()
@@ -66,6 +72,8 @@ RAISED_KINDS = {
 }
 _BACKWARD = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
 _OVERRIDES = os.path.join("torch", "overrides.py")
+#: Torch files between the user's line and the op that are no caller of it: Dynamo's eval frames.
+_PASS_THROUGH = (_OVERRIDES, os.path.join("torch", "_dynamo", "eval_frame.py"))
 _ACCESSORS = frozenset({"__get__", "__set__"})
 #: Forget dead nodes after this many new ones.
 _PRUNE_EVERY = 4096
@@ -86,7 +94,7 @@ def _frames() -> tuple[FrameType | None, FrameType | None]:
     caller = None
     while frame is not None and _own(frame.f_code.co_filename):
         name = frame.f_code.co_filename
-        if caller is None and name.startswith(_TORCH_DIR) and not name.endswith(_OVERRIDES):
+        if caller is None and name.startswith(_TORCH_DIR) and not name.endswith(_PASS_THROUGH):
             caller = frame
         frame = frame.f_back
     return frame, caller
@@ -559,4 +567,14 @@ class _FunctionMode(TorchFunctionMode):
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
+        if torch.compiler.is_compiling():  # Dynamo traces this: record at run time instead
+            return _uncompiled_call(self.recorder, func, args, kwargs or {})
         return self.recorder.on_call(func, args, kwargs or {})
+
+
+@torch.compiler.disable  # type: ignore[misc]  # untyped decorator
+def _uncompiled_call(
+    recorder: Recorder, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """``recorder.on_call`` out of Dynamo's reach: each op of a compiled function runs eagerly."""
+    return recorder.on_call(func, args, kwargs)

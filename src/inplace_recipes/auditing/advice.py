@@ -19,10 +19,12 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 if TYPE_CHECKING:
     from .recorder import Write
 
-__all__ = ["HARMFUL", "HARMLESS", "fix_for", "label", "short_path"]
+__all__ = ["HARMFUL", "HARMLESS", "fix_for", "label", "out_of_place", "short_path"]
 
 #: Consequences that need a fix, worst first.
 HARMFUL = ("wrong gradients", "backward fails", "raises")
@@ -121,20 +123,55 @@ def fix_for(write: Write) -> str:
     if found and name.endswith("_") and not name.startswith("_"):
         assigned, target, arguments = found.groups()
         if assigned in (None, target):
-            return f"{target} = {target}.{name[:-1]}({arguments})"
+            return f"{target} = {out_of_place(name, target, arguments, write.same_source)}"
     if kwargs.get("out") is not None:
-        return f"y = torch.{name}(...)  # without out="
+        if hasattr(torch, name):
+            return f"y = torch.{name}(...)  # without out="
+        return "y = a new tensor from the op, without out="
     if kwargs.get("inplace"):
-        return f"x = torch.nn.functional.{name}(x)  # inplace=False"
-    if name == "zero_":
-        return "x = torch.zeros_like(x)  # not x.zero_()"
-    if name == "fill_":
-        return f"x = torch.full_like(x, value)  # not x.fill_(value){saved_at}"
-    if name == "copy_":
-        return "x = y.clone()  # a new tensor, not x.copy_(y)"
+        if hasattr(torch.nn.functional, name):
+            return f"x = torch.nn.functional.{name}(x)  # inplace=False"
+        return "pass inplace=False"
     if name.endswith("_") and not name.startswith("_"):
-        return f"x = x.{name[:-1]}(...)  # not x.{name}(...)"
-    return f"x = torch.{name}(...)  # out of place"
+        return f"x = {out_of_place(name, 'x', '...')}  # not x.{name}(...){saved_at}"
+    if hasattr(torch, name):
+        return f"x = torch.{name}(...)  # out of place"
+    return f"run this line after the last backward that needs the old values, or pass a .clone(){saved_at}"
+
+
+def out_of_place(name: str, target: str, arguments: str, same_source: bool = False) -> str:
+    """An expression with the values of ``target.name(arguments)``, in a new tensor.
+
+    ``target`` itself is left unchanged. An op with no out-of-place method runs on a
+    new tensor. ``same_source``: ``copy_``'s source has the target's shape, dtype and device.
+
+    >>> out_of_place("clamp_", "y", "min=0")
+    'y.clamp(min=0)'
+    >>> out_of_place("fill_", "y", "1.0")
+    'torch.full_like(y, 1.0)'
+    >>> out_of_place("copy_", "buffer", "batch", same_source=True)
+    'batch.clone()'
+    >>> out_of_place("uniform_", "y", "")
+    'y.clone().uniform_()'
+    """
+    if name == "copy_":
+        if same_source and re.fullmatch(r"[\w.]+", arguments):
+            return f"{arguments}.clone()"
+        return f"torch.empty_like({target}).copy_({arguments})"
+    if name == "zero_":
+        return f"torch.zeros_like({target})"
+    if name == "fill_" and arguments not in ("", "..."):
+        return f"torch.full_like({target}, {arguments})"
+    method = name[:-1]
+    if hasattr(torch.Tensor, method) and method not in _NOT_THE_SAME:
+        return f"{target}.{method}({arguments})"
+    return f"{target}.clone().{name}({arguments})"
+
+
+#: Out-of-place methods that exist but do not compute what the in-place one does.
+_NOT_THE_SAME = frozenset(
+    {"detach", "requires_grad", "resize", "set", "share_memory", "fill", "copy"}
+)
 
 
 def _fix_inside(write: Write, saved_at: str) -> str:

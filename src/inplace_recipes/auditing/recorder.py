@@ -185,6 +185,7 @@ class Write:
     runs: list[int] = field(default_factory=list)
     backwards: int = 0  # backward calls finished when the write happened
     alias_of_leaf: bool = False
+    same_source: bool = False  # copy_ from a tensor of the same shape, dtype and device
     call_args: tuple[Any, ...] = ()
     call_kwargs: dict[str, Any] = field(default_factory=dict)
     module: Any = None
@@ -452,6 +453,7 @@ class Recorder:
                 call_kwargs={k: v for k, v in kwargs.items() if k in ("out", "inplace")},
                 module=module,
                 module_name=f"self.{attribute}" if attribute else None,
+                same_source=name == "copy_" and _same_source(t, args),
             )
         )
 
@@ -545,6 +547,16 @@ def _module_of(user: FrameType | None, inner: FrameType) -> Any:
             return candidate
         frame = frame.f_back
     return None
+
+
+def _same_source(t: Tensor, args: tuple[Any, ...]) -> bool:
+    source = args[1] if len(args) > 1 else None
+    return (
+        isinstance(source, Tensor)
+        and source.shape == t.shape
+        and source.dtype == t.dtype
+        and source.device == t.device
+    )
 
 
 def _negative(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:

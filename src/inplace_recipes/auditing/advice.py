@@ -93,6 +93,13 @@ def label(name: str, kwargs: dict[str, Any], module: Any, code: str = "") -> str
 
 def fix_for(write: Write) -> str:
     """One line that removes ``write``'s harm, written for the user's line."""
+    fix = _fix_for(write)
+    if write.in_function and write.kind == "non-leaf under no_grad":
+        fix += "  # or keep the write: ctx.mark_dirty() the tensor and return it"
+    return fix
+
+
+def _fix_for(write: Write) -> str:
     saved_at = _saved_at(write)
     if write.inside is not None:
         return _fix_inside(write, saved_at)
@@ -102,7 +109,7 @@ def fix_for(write: Write) -> str:
         found = re.fullmatch(rf"([\w.]+)\.data\.{re.escape(name)}\((.*)\)", code)
         edit = f"{found[1]}.{name}({found[2]})" if found else f"p.{name}(...)"
         return f"with torch.no_grad(): {edit}  # not .data; {_moved(write)}"
-    if write.kind == "non-leaf under no_grad":
+    if write.kind == "non-leaf under no_grad" and not write.in_function:
         return "compute it out of place outside no_grad, or on a .clone()"
     if name == "__setitem__":
         found = re.fullmatch(r"([\w.]+)\[(.+)\]\s*=\s*(.+)", code)

@@ -15,6 +15,11 @@ recorded) eagerly, so the report and any error are eager's. The audit of a
 compiled function therefore says what its code does uncompiled; it cannot
 see what the compiled graph itself saves or checks.
 
+A write in a custom ``autograd.Function``'s ``forward`` is judged when the
+Function returns: one it marked with ``ctx.mark_dirty`` (the tensor's
+``grad_fn`` is now the Function's node) is safe; an unmarked one is
+``"wrong gradients"``, on a leaf too.
+
 >>> import torch
 >>> x = torch.ones(2, requires_grad=True)
 >>> recorder = Recorder()
@@ -75,6 +80,7 @@ _OVERRIDES = os.path.join("torch", "overrides.py")
 #: Torch files between the user's line and the op that are no caller of it: Dynamo's eval frames.
 _PASS_THROUGH = (_OVERRIDES, os.path.join("torch", "_dynamo", "eval_frame.py"))
 _ACCESSORS = frozenset({"__get__", "__set__"})
+_FUNCTION_PY = os.path.join("torch", "autograd", "function.py")
 #: Forget dead nodes after this many new ones.
 _PRUNE_EVERY = 4096
 #: Per autograd node type, the attributes that may hold a saved tensor.
@@ -185,6 +191,7 @@ class Write:
     runs: list[int] = field(default_factory=list)
     backwards: int = 0  # backward calls finished when the write happened
     alias_of_leaf: bool = False
+    in_function: bool = False  # in a custom autograd.Function's forward
     same_source: bool = False  # copy_ from a tensor of the same shape, dtype and device
     call_args: tuple[Any, ...] = ()
     call_kwargs: dict[str, Any] = field(default_factory=dict)
@@ -215,6 +222,7 @@ class Recorder:
         self.backwards = 0
         self.backward_at: tuple[str, int] | None = None
         self.tracked = 0
+        self.pending: list[_Pending] = []  # writes in a custom Function's forward: marked dirty?
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
@@ -227,6 +235,7 @@ class Recorder:
 
     def finish(self) -> list[Write]:
         """The writes, each with its final consequence and fix."""
+        self._settle(final=True)
         for write in self.writes:
             if write.nodes:
                 self._judge(write)
@@ -244,6 +253,8 @@ class Recorder:
             if _name(func) == "data":
                 self._alias(out, "data", args)
             return out
+        if self.pending:
+            self._settle()
         name = _name(func)
         before = _versions(args, kwargs)
         grad_enabled = torch.is_grad_enabled()
@@ -390,6 +401,8 @@ class Recorder:
         key = _storage(t)
         nodes = [n for n in self.saved.get(key, ()) if n.live()] if key is not None else []
         alias = self._alias_of(t)
+        user, inner = frames
+        in_function = _in_function_forward(user)
         detail = ""
         if nodes:
             first = nodes[0]
@@ -399,6 +412,9 @@ class Recorder:
                 detail += "; autograd does not see this write"
             else:
                 kind, consequence = "saved for backward", "backward fails"
+        elif t.requires_grad and t.is_leaf and in_function:
+            kind, consequence = "leaf written in a custom Function", "wrong gradients"
+            detail = "autograd does not see this write: the leaf's value changes under its gradient"
         elif t.requires_grad and t.is_leaf:
             return  # under no_grad (else autograd raised): initialisation, optimizer steps
         elif t.requires_grad and grad_enabled:
@@ -418,7 +434,6 @@ class Recorder:
                 detail = "autograd does not see this write"
         else:
             return
-        user, inner = frames
         file, line = (user.f_code.co_filename, user.f_lineno) if user else ("<unknown>", 0)
         if file.startswith(_PACKAGE_DIR):
             return  # a recipe's own write into its fresh copy
@@ -454,8 +469,42 @@ class Recorder:
                 module=module,
                 module_name=f"self.{attribute}" if attribute else None,
                 same_source=name == "copy_" and _same_source(t, args),
+                in_function=in_function,
             )
         )
+        if in_function and consequence == "wrong gradients" and user is not None:
+            self.pending.append(_Pending(self.writes[-1], weakref.ref(t), t.grad_fn, user))
+
+    def _settle(self, final: bool = False) -> None:
+        """Judge the writes of custom Functions' forwards that have returned.
+
+        A Function that called ``ctx.mark_dirty`` on the tensor it wrote gave it
+        the Function's node as ``grad_fn``: autograd sees the write, which is safe.
+        """
+        stack: set[int] | None = None
+        keep = []
+        for pending in self.pending:
+            t = pending.tensor()
+            if t is None:
+                continue
+            node: Any = t.grad_fn
+            if node is not pending.grad_fn and isinstance(
+                node, torch.autograd.function.BackwardCFunction
+            ):
+                write = pending.write
+                write.kind, write.consequence = "marked dirty in a custom Function", "safe"
+                write.detail = "ctx.mark_dirty: autograd sees this write"
+                continue
+            if not final:
+                if stack is None:
+                    stack = set()
+                    frame: FrameType | None = sys._getframe(1)
+                    while frame is not None:
+                        stack.add(id(frame))
+                        frame = frame.f_back
+                if id(pending.frame) in stack:
+                    keep.append(pending)  # its forward has not returned yet
+        self.pending = keep
 
     def _judge(self, write: Write) -> None:
         ran_after = [n for n, runs in zip(write.nodes, write.runs, strict=True) if n.runs > runs]
@@ -521,6 +570,26 @@ class Recorder:
         return None
 
 
+@dataclass
+class _Pending:
+    """A write in a custom Function's ``forward``, until the Function has returned."""
+
+    write: Write
+    tensor: weakref.ref[Tensor]
+    grad_fn: Any  # before the write
+    frame: FrameType  # the forward's
+
+
+def _in_function_forward(user: FrameType | None) -> bool:
+    """Whether the user's line is in a custom ``autograd.Function``'s ``forward``."""
+    caller = user.f_back if user is not None else None
+    return (
+        caller is not None
+        and caller.f_code.co_name == "apply"
+        and caller.f_code.co_filename.endswith(_FUNCTION_PY)
+    )
+
+
 def _backward_detail(nodes: list[_Node]) -> str:
     at = nodes[-1].backward_at
     return f"; used by the backward at line {at[1]}" if at else ""
@@ -584,7 +653,7 @@ class _FunctionMode(TorchFunctionMode):
         return self.recorder.on_call(func, args, kwargs or {})
 
 
-@torch.compiler.disable  # type: ignore[misc]  # untyped decorator
+@torch.compiler.disable  # type: ignore[untyped-decorator]
 def _uncompiled_call(
     recorder: Recorder, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:

@@ -130,10 +130,9 @@ assert torch.equal(leaf.detach(), torch.tensor([2.0, 4.0]))
 # What the audit sees
 # -------------------
 #
-# The audit records the ``mul_`` inside ``forward``, at its line, whether or
-# not it is marked. When another op saved the input (here ``exp``, which
-# saves its output), the unmarked write breaks backward and the audit says
-# so:
+# The audit records the ``mul_`` inside ``forward``, at its line. When
+# another op saved the input (here ``exp``, which saves its output), the
+# unmarked write breaks backward and the audit says so:
 
 
 def unmarked_after_exp(a):
@@ -154,7 +153,9 @@ assert "ExpBackward0" in fails[0]["detail"], fails[0]
 # %%
 # In the silent case, where nothing saved ``h``, the audit sees a write under
 # ``no_grad`` (a custom Function's ``forward`` runs without grad) to a
-# non-leaf and reports it as ``wrong gradients``, at the line:
+# non-leaf. When the Function returns without having marked it dirty (``h``
+# keeps its old ``grad_fn``), the audit reports it as ``wrong gradients``, at
+# the line:
 
 a.grad = None
 
@@ -187,25 +188,33 @@ assert seen_modes == [False], seen_modes
 records = report.to_records()
 assert [(r["code"], r["consequence"]) for r in records] == [("x.mul_(2)", "wrong gradients")]
 assert records[0]["file"].endswith(PAGE)
+assert records[0]["fix"].startswith("x = x.mul(2)"), records[0]
 # sphinx_gallery_end_ignore
 
 # %%
-# The audit cannot see ``mark_dirty``: it reports the *marked* Function's
-# write the same way, though its gradients are right (8, above), and it
-# reports nothing for the unmarked write into a leaf. Read its findings inside
-# a custom Function's ``forward`` as a question: did it call ``mark_dirty``?
+# The marked Function's write is the same ``mul_``, but after the call the
+# tensor's ``grad_fn`` is the Function's node: autograd sees the write, and
+# the audit counts it as safe (its gradients are right: 8, above). The
+# unmarked Function writing into a leaf that requires grad, which autograd
+# would refuse from any other code, is ``wrong gradients``: the leaf's value
+# changes under its gradient.
 
 marked_report = ir.audit(
     unmarked_then_reuse, torch.ones(3, requires_grad=True), DoubleInPlace.apply
 )
-print("marked:", [(r["code"], r["consequence"]) for r in marked_report.to_records()])
+print(marked_report)
 leaf_report = ir.audit(DoubleInPlaceUnmarked.apply, torch.ones(3, requires_grad=True))
-print("unmarked, on a leaf:", leaf_report.to_records())
+print(leaf_report)
 # sphinx_gallery_start_ignore
-assert [(r["code"], r["consequence"]) for r in marked_report.to_records()] == [
-    ("x.mul_(2)", "wrong gradients")
-]
-assert leaf_report.to_records() == []
+marked_records = marked_report.to_records()
+assert [(r["code"], r["consequence"]) for r in marked_records] == [("x.mul_(2)", "safe")]
+assert marked_records[0]["kind"] == "marked dirty in a custom Function", marked_records
+assert marked_report.error is None, marked_report.error
+leaf_records = leaf_report.to_records()
+assert [(r["code"], r["consequence"], r["kind"]) for r in leaf_records] == [
+    ("x.mul_(2)", "wrong gradients", "leaf written in a custom Function")
+], leaf_records
+assert leaf_records[0]["file"].endswith(PAGE)
 # sphinx_gallery_end_ignore
 
 # %%

@@ -69,7 +69,8 @@ assert "[torch.FloatTensor [4, 3]] is at version 2; expected version 1 instead" 
 
 # %%
 # The message names a ``[4, 3]`` tensor, the buffer, and no line. The audit
-# names the ``copy_`` and the ``nn.Linear`` call that saved the buffer:
+# names the ``copy_``, the ``nn.Linear`` call that saved the buffer, and a
+# fix line for the ``copy_``:
 
 model.zero_grad()
 report = ir.audit(accumulate_with_buffer, model, micro_batches)
@@ -80,18 +81,22 @@ assert [r["code"] for r in fails] == ["buffer.copy_(batch)"], report.to_records(
 assert fails[0]["file"].endswith(PAGE)
 saved_by = SOURCE.read_text().splitlines().index("        loss = loss + model(buffer).pow(2).sum()")
 assert f"{PAGE}:{saved_by + 1})" in fails[0]["detail"], fails[0]
+audit_fix = fails[0]["fix"]
+assert audit_fix == "buffer = batch.clone()", fails[0]
 # sphinx_gallery_end_ignore
 
 # %%
-# The fix: a new tensor per micro-batch (or ``backward()`` once per
-# micro-batch, before the buffer is refilled). Its gradient is the sum of
-# the micro-batches' gradients, each computed on its own:
+# The fix is the audit's line: a new tensor per micro-batch (or
+# ``backward()`` once per micro-batch, before the buffer is refilled). Its
+# gradient is the sum of the micro-batches' gradients, each computed on its
+# own:
 
 
 def accumulate(model, micro_batches):
     loss = 0
     for batch in micro_batches:
-        loss = loss + model(batch.clone()).pow(2).sum()
+        buffer = batch.clone()
+        loss = loss + model(buffer).pow(2).sum()
     loss.backward()
 
 
@@ -105,6 +110,8 @@ match = all(torch.allclose(p.grad, e) for p, e in zip(model.parameters(), expect
 print("gradients equal the sum over micro-batches:", match)
 # sphinx_gallery_start_ignore
 assert match
+assert f"        {audit_fix}" in SOURCE.read_text().splitlines()
+assert ir.audit(accumulate, model, micro_batches).ok
 # sphinx_gallery_end_ignore
 
 # %%

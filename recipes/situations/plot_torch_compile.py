@@ -71,9 +71,12 @@ assert "which is output 0 of Exp" in str(eager_error)
 # sphinx_gallery_end_ignore
 
 # %%
-# Audit the compiled call as it is. The report points at the line inside the
-# compiled function, and the error it keeps is the eager message, not the
-# ``BackendCompilerFailed`` above:
+# Audit the compiled call as it is. Under the audit, each torch call of the
+# compiled function leaves Dynamo's graph and runs eagerly, where it is
+# recorded: the report points at the line inside the compiled function, and
+# the error it keeps is the eager message, not the ``BackendCompilerFailed``
+# above. The audit says what the code does uncompiled; it does not see what a
+# compiled graph saves.
 
 torch._dynamo.reset()
 compiled = torch.compile(exp_then_write, backend="aot_eager")
@@ -185,6 +188,23 @@ assert ir.compare_gradients(x * 2, 0, 0.0, ["select_scatter"]).ok
 # sphinx_gallery_end_ignore
 
 # %%
+# The audit of the compiled in-place version finds both writes, at their
+# lines, and none harmful:
+
+torch._dynamo.reset()
+compiled = torch.compile(write_in_place, backend="aot_eager")
+with warnings.catch_warnings():
+    # Dynamo probes .grad of the non-leaf tensors it hands to the audit
+    warnings.filterwarnings("ignore", "The .grad attribute of a Tensor that is not a leaf")
+    report = ir.audit(lambda: compiled(x).sum().backward())
+print(report)
+# sphinx_gallery_start_ignore
+assert report.error is None, repr(report.error)
+assert report.ok, report.to_records()
+assert {r["code"] for r in report.to_records()} == {"y[0] = 0.0", "y[1:] *= 2"}, report.to_records()
+# sphinx_gallery_end_ignore
+
+# %%
 # So under ``torch.compile`` the in-place and the out-of-place version reach
 # the code generator as the same kind of functional graph, and the choice
 # between them is no longer one of speed. How close their times are is a
@@ -247,9 +267,31 @@ assert results["inductor"][1] == {
 
 # %%
 # Until that is fixed, do not edit a tensor that a compiled graph may have
-# saved before its ``backward()`` has run; to find such writes, audit the
-# code with the compiler off (``torch.compiler.set_stance("force_eager")``),
-# where autograd's own check works.
+# saved before its ``backward()`` has run. To find such writes, run the code
+# with the compiler off (``torch.compiler.set_stance("force_eager")``), where
+# autograd's own check works, or audit it: the audit runs the compiled call's
+# ops eagerly, so it reports the edit of ``x`` though inductor would not fail.
+
+
+def edit_after_compiled_forward():
+    x, w = torch.randn(4, 3, requires_grad=True) * 1, torch.randn(3, 2, requires_grad=True)
+    out = torch.compile(matmul)(x, w)
+    x.add_(1.0)  # edited after the forward, before backward
+    out.sum().backward()
+
+
+torch._dynamo.reset()
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", "The .grad attribute of a Tensor that is not a leaf")
+    report = ir.audit(edit_after_compiled_forward)
+print(report)
+# sphinx_gallery_start_ignore
+fails = [r for r in report.to_records() if r["consequence"] == "backward fails"]
+assert [r["code"] for r in fails] == ["x.add_(1.0)  # edited after the forward, before backward"], (
+    report.to_records()
+)
+assert type(report.error) is RuntimeError, repr(report.error)
+# sphinx_gallery_end_ignore
 #
 # Learn more
 # ----------

@@ -19,10 +19,12 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 if TYPE_CHECKING:
     from .recorder import Write
 
-__all__ = ["HARMFUL", "HARMLESS", "fix_for", "label", "short_path"]
+__all__ = ["HARMFUL", "HARMLESS", "fix_for", "label", "out_of_place", "short_path"]
 
 #: Consequences that need a fix, worst first.
 HARMFUL = ("wrong gradients", "backward fails", "raises")
@@ -91,6 +93,13 @@ def label(name: str, kwargs: dict[str, Any], module: Any, code: str = "") -> str
 
 def fix_for(write: Write) -> str:
     """One line that removes ``write``'s harm, written for the user's line."""
+    fix = _fix_for(write)
+    if write.in_function and write.kind == "non-leaf under no_grad":
+        fix += "  # or keep the write: ctx.mark_dirty() the tensor and return it"
+    return fix
+
+
+def _fix_for(write: Write) -> str:
     saved_at = _saved_at(write)
     if write.inside is not None:
         return _fix_inside(write, saved_at)
@@ -100,7 +109,7 @@ def fix_for(write: Write) -> str:
         found = re.fullmatch(rf"([\w.]+)\.data\.{re.escape(name)}\((.*)\)", code)
         edit = f"{found[1]}.{name}({found[2]})" if found else f"p.{name}(...)"
         return f"with torch.no_grad(): {edit}  # not .data; {_moved(write)}"
-    if write.kind == "non-leaf under no_grad":
+    if write.kind == "non-leaf under no_grad" and not write.in_function:
         return "compute it out of place outside no_grad, or on a .clone()"
     if name == "__setitem__":
         found = re.fullmatch(r"([\w.]+)\[(.+)\]\s*=\s*(.+)", code)
@@ -121,20 +130,55 @@ def fix_for(write: Write) -> str:
     if found and name.endswith("_") and not name.startswith("_"):
         assigned, target, arguments = found.groups()
         if assigned in (None, target):
-            return f"{target} = {target}.{name[:-1]}({arguments})"
+            return f"{target} = {out_of_place(name, target, arguments, write.same_source)}"
     if kwargs.get("out") is not None:
-        return f"y = torch.{name}(...)  # without out="
+        if hasattr(torch, name):
+            return f"y = torch.{name}(...)  # without out="
+        return "y = a new tensor from the op, without out="
     if kwargs.get("inplace"):
-        return f"x = torch.nn.functional.{name}(x)  # inplace=False"
-    if name == "zero_":
-        return "x = torch.zeros_like(x)  # not x.zero_()"
-    if name == "fill_":
-        return f"x = torch.full_like(x, value)  # not x.fill_(value){saved_at}"
-    if name == "copy_":
-        return "x = y.clone()  # a new tensor, not x.copy_(y)"
+        if hasattr(torch.nn.functional, name):
+            return f"x = torch.nn.functional.{name}(x)  # inplace=False"
+        return "pass inplace=False"
     if name.endswith("_") and not name.startswith("_"):
-        return f"x = x.{name[:-1]}(...)  # not x.{name}(...)"
-    return f"x = torch.{name}(...)  # out of place"
+        return f"x = {out_of_place(name, 'x', '...')}  # not x.{name}(...){saved_at}"
+    if hasattr(torch, name):
+        return f"x = torch.{name}(...)  # out of place"
+    return f"run this line after the last backward that needs the old values, or pass a .clone(){saved_at}"
+
+
+def out_of_place(name: str, target: str, arguments: str, same_source: bool = False) -> str:
+    """An expression with the values of ``target.name(arguments)``, in a new tensor.
+
+    ``target`` itself is left unchanged. An op with no out-of-place method runs on a
+    new tensor. ``same_source``: ``copy_``'s source has the target's shape, dtype and device.
+
+    >>> out_of_place("clamp_", "y", "min=0")
+    'y.clamp(min=0)'
+    >>> out_of_place("fill_", "y", "1.0")
+    'torch.full_like(y, 1.0)'
+    >>> out_of_place("copy_", "buffer", "batch", same_source=True)
+    'batch.clone()'
+    >>> out_of_place("uniform_", "y", "")
+    'y.clone().uniform_()'
+    """
+    if name == "copy_":
+        if same_source and re.fullmatch(r"[\w.]+", arguments):
+            return f"{arguments}.clone()"
+        return f"torch.empty_like({target}).copy_({arguments})"
+    if name == "zero_":
+        return f"torch.zeros_like({target})"
+    if name == "fill_" and arguments not in ("", "..."):
+        return f"torch.full_like({target}, {arguments})"
+    method = name[:-1]
+    if hasattr(torch.Tensor, method) and method not in _NOT_THE_SAME:
+        return f"{target}.{method}({arguments})"
+    return f"{target}.clone().{name}({arguments})"
+
+
+#: Out-of-place methods that exist but do not compute what the in-place one does.
+_NOT_THE_SAME = frozenset(
+    {"detach", "requires_grad", "resize", "set", "share_memory", "fill", "copy"}
+)
 
 
 def _fix_inside(write: Write, saved_at: str) -> str:

@@ -9,6 +9,17 @@ a write into the memory of a saved tensor that a backward still needs is a
 finding. What backward then does is decided when the audit ends, from the
 backwards that ran: see :class:`Recorder`.
 
+Inside ``torch.compile``'d code the audit sees the ops as eager code runs
+them: while Dynamo traces, each torch call leaves the graph and runs (and is
+recorded) eagerly, so the report and any error are eager's. The audit of a
+compiled function therefore says what its code does uncompiled; it cannot
+see what the compiled graph itself saves or checks.
+
+A write in a custom ``autograd.Function``'s ``forward`` is judged when the
+Function returns: one it marked with ``ctx.mark_dirty`` (the tensor's
+``grad_fn`` is now the Function's node) is safe; an unmarked one is
+``"wrong gradients"``, on a leaf too.
+
 >>> import torch
 >>> x = torch.ones(2, requires_grad=True)
 >>> recorder = Recorder()
@@ -69,7 +80,10 @@ RAISED_KINDS = {
 }
 _BACKWARD = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
 _OVERRIDES = os.path.join("torch", "overrides.py")
+#: Torch files between the user's line and the op that are no caller of it: Dynamo's eval frames.
+_PASS_THROUGH = (_OVERRIDES, os.path.join("torch", "_dynamo", "eval_frame.py"))
 _ACCESSORS = frozenset({"__get__", "__set__"})
+_FUNCTION_PY = os.path.join("torch", "autograd", "function.py")
 #: Forget dead nodes after this many new ones.
 _PRUNE_EVERY = 4096
 #: Per autograd node type, the attributes that may hold a saved tensor.
@@ -89,7 +103,7 @@ def _frames() -> tuple[FrameType | None, FrameType | None]:
     caller = None
     while frame is not None and _own(frame.f_code.co_filename):
         name = frame.f_code.co_filename
-        if caller is None and name.startswith(_TORCH_DIR) and not name.endswith(_OVERRIDES):
+        if caller is None and name.startswith(_TORCH_DIR) and not name.endswith(_PASS_THROUGH):
             caller = frame
         frame = frame.f_back
     return frame, caller
@@ -180,6 +194,8 @@ class Write:
     runs: list[int] = field(default_factory=list)
     backwards: int = 0  # backward calls finished when the write happened
     alias_of_leaf: bool = False
+    in_function: bool = False  # in a custom autograd.Function's forward
+    same_source: bool = False  # copy_ from a tensor of the same shape, dtype and device
     call_args: tuple[Any, ...] = ()
     call_kwargs: dict[str, Any] = field(default_factory=dict)
     module: Any = None
@@ -209,6 +225,7 @@ class Recorder:
         self.backwards = 0
         self.backward_at: tuple[str, int] | None = None
         self.tracked = 0
+        self.pending: list[_Pending] = []  # writes in a custom Function's forward: marked dirty?
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
@@ -221,6 +238,7 @@ class Recorder:
 
     def finish(self) -> list[Write]:
         """The writes, each with its final consequence and fix."""
+        self._settle(final=True)
         for write in self.writes:
             if write.nodes:
                 self._judge(write)
@@ -238,6 +256,8 @@ class Recorder:
             if _name(func) == "data":
                 self._alias(out, "data", args)
             return out
+        if self.pending:
+            self._settle()
         name = _name(func)
         before = _versions(args, kwargs)
         grad_enabled = torch.is_grad_enabled()
@@ -384,6 +404,8 @@ class Recorder:
         key = _storage(t)
         nodes = [n for n in self.saved.get(key, ()) if n.live()] if key is not None else []
         alias = self._alias_of(t)
+        user, inner = frames
+        in_function = _in_function_forward(user)
         detail = ""
         if nodes:
             first = nodes[0]
@@ -393,6 +415,9 @@ class Recorder:
                 detail += "; autograd does not see this write"
             else:
                 kind, consequence = "saved for backward", "backward fails"
+        elif t.requires_grad and t.is_leaf and in_function:
+            kind, consequence = "leaf written in a custom Function", "wrong gradients"
+            detail = "autograd does not see this write: the leaf's value changes under its gradient"
         elif t.requires_grad and t.is_leaf:
             return  # under no_grad (else autograd raised): initialisation, optimizer steps
         elif t.requires_grad and grad_enabled:
@@ -412,7 +437,6 @@ class Recorder:
                 detail = "autograd does not see this write"
         else:
             return
-        user, inner = frames
         file, line = (user.f_code.co_filename, user.f_lineno) if user else ("<unknown>", 0)
         if file.startswith(_PACKAGE_DIR):
             return  # a recipe's own write into its fresh copy
@@ -447,8 +471,43 @@ class Recorder:
                 call_kwargs={k: v for k, v in kwargs.items() if k in ("out", "inplace")},
                 module=module,
                 module_name=f"self.{attribute}" if attribute else None,
+                same_source=name == "copy_" and _same_source(t, args),
+                in_function=in_function,
             )
         )
+        if in_function and consequence == "wrong gradients" and user is not None:
+            self.pending.append(_Pending(self.writes[-1], weakref.ref(t), t.grad_fn, user))
+
+    def _settle(self, final: bool = False) -> None:
+        """Judge the writes of custom Functions' forwards that have returned.
+
+        A Function that called ``ctx.mark_dirty`` on the tensor it wrote gave it
+        the Function's node as ``grad_fn``: autograd sees the write, which is safe.
+        """
+        stack: set[int] | None = None
+        keep = []
+        for pending in self.pending:
+            t = pending.tensor()
+            if t is None:
+                continue
+            node: Any = t.grad_fn
+            if node is not pending.grad_fn and isinstance(
+                node, torch.autograd.function.BackwardCFunction
+            ):
+                write = pending.write
+                write.kind, write.consequence = "marked dirty in a custom Function", "safe"
+                write.detail = "ctx.mark_dirty: autograd sees this write"
+                continue
+            if not final:
+                if stack is None:
+                    stack = set()
+                    frame: FrameType | None = sys._getframe(1)
+                    while frame is not None:
+                        stack.add(id(frame))
+                        frame = frame.f_back
+                if id(pending.frame) in stack:
+                    keep.append(pending)  # its forward has not returned yet
+        self.pending = keep
 
     def _judge(self, write: Write) -> None:
         ran_after = [n for n, runs in zip(write.nodes, write.runs, strict=True) if n.runs > runs]
@@ -514,6 +573,26 @@ class Recorder:
         return None
 
 
+@dataclass
+class _Pending:
+    """A write in a custom Function's ``forward``, until the Function has returned."""
+
+    write: Write
+    tensor: weakref.ref[Tensor]
+    grad_fn: Any  # before the write
+    frame: FrameType  # the forward's
+
+
+def _in_function_forward(user: FrameType | None) -> bool:
+    """Whether the user's line is in a custom ``autograd.Function``'s ``forward``."""
+    caller = user.f_back if user is not None else None
+    return (
+        caller is not None
+        and caller.f_code.co_name == "apply"
+        and caller.f_code.co_filename.endswith(_FUNCTION_PY)
+    )
+
+
 def _backward_detail(nodes: list[_Node]) -> str:
     at = nodes[-1].backward_at
     return f"; used by the backward at line {at[1]}" if at else ""
@@ -542,6 +621,16 @@ def _module_of(user: FrameType | None, inner: FrameType) -> Any:
     return None
 
 
+def _same_source(t: Tensor, args: tuple[Any, ...]) -> bool:
+    source = args[1] if len(args) > 1 else None
+    return (
+        isinstance(source, Tensor)
+        and source.shape == t.shape
+        and source.dtype == t.dtype
+        and source.device == t.device
+    )
+
+
 def _negative(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     slope = args[1] if len(args) > 1 else kwargs.get("negative_slope", 0.01)
     try:
@@ -562,4 +651,14 @@ class _FunctionMode(TorchFunctionMode):
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
+        if torch.compiler.is_compiling():  # Dynamo traces this: record at run time instead
+            return _uncompiled_call(self.recorder, func, args, kwargs or {})
         return self.recorder.on_call(func, args, kwargs or {})
+
+
+@torch.compiler.disable  # type: ignore[untyped-decorator]
+def _uncompiled_call(
+    recorder: Recorder, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """``recorder.on_call`` out of Dynamo's reach: each op of a compiled function runs eagerly."""
+    return recorder.on_call(func, args, kwargs)

@@ -191,7 +191,10 @@ def _cached(key: tuple[Any, ...], build: Callable[[], _T]) -> _T:
     """``build()`` (a tensor or a tuple of them), remembered under ``key``.
 
     A cached tensor that anyone wrote into (its version moved) is rebuilt.
+    While ``torch.compile`` traces, nothing is cached or read from the cache.
     """
+    if torch.compiler.is_compiling():
+        return build()
     hit = _CACHE.get(key)
     if hit is not None:
         value, versions = hit

@@ -100,11 +100,15 @@ def browser(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Quick benchmark of every recipe against the in-place baseline (< 1 minute).
+    """Quick benchmark (< 1 minute on a quiet machine): prints the overhead table.
 
     The committed full run (see benchmarks/README.md): ``nox -s bench -- --full
     --threads 1 --device cpu --output benchmarks/results/cpu-full.json``.
     """
+    if shutil.which("valgrind") is None:  # instruction counts (callgrind)
+        apt = {"DEBIAN_FRONTEND": "noninteractive"}
+        session.run("apt-get", "update", external=True, env=apt)
+        session.run("apt-get", "install", "-y", "valgrind", external=True, env=apt)
     session.install("-e", ".[bench]")  # torch, tqdm, matplotlib
     args = session.posargs or ["--quick", "--output", str(BUILD / "bench-quick.json")]
     session.run("python", "-m", "inplace_recipes", "bench", *args)

@@ -14,6 +14,8 @@ MODULES = (
     "recipes",
     "indexing",
     "compare",
+    "compare_cli",
+    "cli",
     "recommend",
     "graph",
     "bench",

@@ -32,7 +32,9 @@ class TwoHeads(nn.Module):
         self.head2 = nn.Linear(16, 1)
 
 
-def two_heads(model: TwoHeads, opt: torch.optim.Optimizer, x: Tensor, y1: Tensor, y2: Tensor) -> None:
+def two_heads(
+    model: TwoHeads, opt: torch.optim.Optimizer, x: Tensor, y1: Tensor, y2: Tensor
+) -> None:
     opt.zero_grad()
     features = model.trunk(x)
     loss1 = nn.functional.cross_entropy(model.head1(features), y1)
@@ -125,7 +127,9 @@ def gan_step_before_g_backward(
     optimizerG.step()
 
 
-def wgan_clip_after_forward(netD: Discriminator, optimizerD: torch.optim.Optimizer, real: Tensor) -> None:
+def wgan_clip_after_forward(
+    netD: Discriminator, optimizerD: torch.optim.Optimizer, real: Tensor
+) -> None:
     netD.zero_grad()
     err = -netD(real).mean()
     for p in netD.parameters():

@@ -56,7 +56,9 @@ class MLP(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, n_embd: int = 16, n_head: int = 2, block_size: int = 8, bug: str = "") -> None:
+    def __init__(
+        self, n_embd: int = 16, n_head: int = 2, block_size: int = 8, bug: str = ""
+    ) -> None:
         super().__init__()
         self.ln_1 = nn.LayerNorm(n_embd)
         self.attn = CausalSelfAttention(n_embd, n_head, block_size, bug)
@@ -76,7 +78,9 @@ class Block(nn.Module):
 class GPT(nn.Module):
     """Token and position embeddings, two blocks, a final LayerNorm and head."""
 
-    def __init__(self, vocab: int = 32, n_embd: int = 16, block_size: int = 8, bug: str = "") -> None:
+    def __init__(
+        self, vocab: int = 32, n_embd: int = 16, block_size: int = 8, bug: str = ""
+    ) -> None:
         super().__init__()
         self.wte = nn.Embedding(vocab, n_embd)
         self.wpe = nn.Embedding(block_size, n_embd)

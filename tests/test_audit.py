@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -19,8 +20,9 @@ SOURCE = Path(__file__).read_text().splitlines()
 
 
 def line_of(marker: str) -> int:
-    """The line of this file that ends with ``# W:<marker>``."""
-    (line,) = [n for n, text in enumerate(SOURCE, 1) if text.endswith(f"# W:{marker}")]
+    """The line of this file marked ``# W:<marker>`` (at the end, or before a remark)."""
+    pattern = re.compile(rf"# W:{re.escape(marker)}(\s|$)")
+    (line,) = [n for n, text in enumerate(SOURCE, 1) if pattern.search(text)]
     return line
 
 
@@ -385,3 +387,45 @@ def test_every_write_into_a_saved_tensor_is_reported_not_only_the_first() -> Non
         (line_of("second_write"), "backward fails"),
     ]
     assert all("TanhBackward0" in f.detail for f in report)
+
+
+def test_a_write_is_judged_by_the_backwards_that_ran_after_it() -> None:
+    x = torch.randn(3, requires_grad=True)
+
+    def forward_only() -> None:
+        h = torch.exp(x)
+        h.add_(1)  # W:judged_forward_only
+
+    def retained_then_written() -> None:
+        h = torch.exp(x)
+        h.sum().backward(retain_graph=True)
+        h.add_(1)  # W:judged_retained
+
+    def retained_written_and_used() -> None:
+        h = torch.exp(x)
+        loss = h.sum()
+        loss.backward(retain_graph=True)
+        h.add_(1)  # W:judged_used
+        loss.backward()
+
+    def failed_backward_stops_early() -> None:
+        a = torch.exp(x)
+        a.add_(1)  # W:judged_unreached (the backward below fails before ExpBackward0)
+        b = torch.tanh(a)
+        b.mul_(2)  # W:judged_first_failure
+        b.sum().backward()
+
+    cases = [
+        (forward_only, [("judged_forward_only", "backward fails")]),
+        (retained_then_written, [("judged_retained", "fails if backward again")]),
+        (retained_written_and_used, [("judged_used", "backward fails")]),
+        (
+            failed_backward_stops_early,
+            [("judged_unreached", "backward fails"), ("judged_first_failure", "backward fails")],
+        ),
+    ]
+    for fn, expected in cases:
+        report = audit(fn)
+        got = [(f.line, f.consequence) for f in report]
+        assert got == [(line_of(m), c) for m, c in expected], (fn.__name__, str(report))
+    assert audit(retained_then_written).ok

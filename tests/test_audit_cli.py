@@ -49,7 +49,9 @@ CLEAN = """
 def run(tmp_path: Path, source: str, *args: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "train.py").write_text(textwrap.dedent(source))
     command = [sys.executable, "-m", "inplace_recipes", "audit", *args]
-    return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120
+    )
 
 
 def test_a_script_that_raises_gets_its_traceback_and_the_report(tmp_path: Path) -> None:
@@ -81,7 +83,9 @@ def test_json_is_alone_on_stdout_with_the_documented_fields(tmp_path: Path) -> N
     ("fail_on", "code"),
     [(None, 0), ("backward-fails", 0), ("wrong-gradients", EXIT_FOUND), ("any", EXIT_FOUND)],
 )
-def test_fail_on_gives_its_exit_code_for_its_class(tmp_path: Path, fail_on: str | None, code: int) -> None:
+def test_fail_on_gives_its_exit_code_for_its_class(
+    tmp_path: Path, fail_on: str | None, code: int
+) -> None:
     options = ["--fail-on", fail_on] if fail_on else []
     done = run(tmp_path, SILENT, *options, "train.py")
     assert done.stdout == "done\n"

@@ -16,15 +16,16 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-import models_loops as loops
-import models_nanogpt as gpt
-import models_torchvision as tv
 import pytest
 import torch
 from torch import Tensor, nn
 
+import models_loops as loops
+import models_nanogpt as gpt
+import models_torchvision as tv
 from inplace_recipes import audit
 from inplace_recipes.auditing import AuditReport
+from inplace_recipes.auditing.report import TIMES
 
 
 def line_of(module: ModuleType | None, marker: str) -> int:
@@ -54,7 +55,9 @@ def functionalized(model: nn.Module, x: Tensor) -> Tensor:
 
 
 def same(a: list[Tensor], b: list[Tensor]) -> bool:
-    return len(a) == len(b) and all(torch.allclose(x, y, atol=1e-6) for x, y in zip(a, b, strict=True))
+    return len(a) == len(b) and all(
+        torch.allclose(x, y, atol=1e-6) for x, y in zip(a, b, strict=True)
+    )
 
 
 # -- architectures ---------------------------------------------------------------------
@@ -65,9 +68,13 @@ def resnet(bug: bool = False) -> tuple[nn.Module, Tensor]:
     return tv.ResNet18(bug=bug), torch.randn(2, 3, 32, 32)
 
 
-def densenet(memory_efficient: bool, reentrant: bool = False, bug: bool = False) -> tuple[nn.Module, Tensor]:
+def densenet(
+    memory_efficient: bool, reentrant: bool = False, bug: bool = False
+) -> tuple[nn.Module, Tensor]:
     torch.manual_seed(0)
-    return tv.DenseBlock(4, memory_efficient, reentrant, bug), torch.randn(2, 3, 8, 8, requires_grad=True)
+    return tv.DenseBlock(4, memory_efficient, reentrant, bug), torch.randn(
+        2, 3, 8, 8, requires_grad=True
+    )
 
 
 def nanogpt(bug: str = "") -> tuple[nn.Module, Tensor]:
@@ -108,9 +115,9 @@ def test_resnet18_report_fits_one_screen_with_the_safe_writes_summed_up() -> Non
     # 17 ReLU(inplace=True) writes (stem, then two per block) and 8 `out += identity`.
     assert re.search(r"^25 in-place writes are safe \(", text, re.MULTILINE), text
     flat = " ".join(text.split())
-    assert "ReLU(inplace=True) after NativeBatchNorm ×9" in flat
-    assert "ReLU(inplace=True) after Add ×8" in flat
-    assert "x += ... after NativeBatchNorm ×8" in flat
+    assert f"ReLU(inplace=True) after NativeBatchNorm {TIMES}9" in flat
+    assert f"ReLU(inplace=True) after Add {TIMES}8" in flat
+    assert f"x += ... after NativeBatchNorm {TIMES}8" in flat
     # one row per source line, with its count
     records = report.to_records()
     keys = [(r["file"], r["line"], r["op"], r["consequence"]) for r in records]
@@ -195,12 +202,26 @@ def test_two_heads_with_retain_graph_give_no_false_alarm() -> None:
     assert "harmless unless you backward through them again" in " ".join(str(report).split())
 
 
-def dcgan_setup() -> tuple[loops.Generator, loops.Discriminator, torch.optim.Optimizer, torch.optim.Optimizer, Tensor, Tensor]:
+def dcgan_setup() -> tuple[
+    loops.Generator,
+    loops.Discriminator,
+    torch.optim.Optimizer,
+    torch.optim.Optimizer,
+    Tensor,
+    Tensor,
+]:
     torch.manual_seed(0)
     netG, netD = loops.Generator(), loops.Discriminator()
     optimizerG = torch.optim.Adam(netG.parameters(), lr=0.01, betas=(0.5, 0.999))
     optimizerD = torch.optim.Adam(netD.parameters(), lr=0.01, betas=(0.5, 0.999))
-    return netG, netD, optimizerG, optimizerD, torch.randn(4, 3, 16, 16), torch.randn(4, loops.nz, 1, 1)
+    return (
+        netG,
+        netD,
+        optimizerG,
+        optimizerD,
+        torch.randn(4, 3, 16, 16),
+        torch.randn(4, loops.nz, 1, 1),
+    )
 
 
 def dcgan_known_good(netG, netD, optimizerG, optimizerD, real, noise) -> None:  # type: ignore[no-untyped-def]
@@ -224,7 +245,9 @@ def test_dcgan_with_retain_graph_gives_no_false_alarm() -> None:
     assert report.error is None
     assert same(params(run[0], run[1]), params(good[0], good[1]))
     assert report.ok, str(report)
-    retained = {r["line"] for r in report.to_records() if r["consequence"] == "fails if backward again"}
+    retained = {
+        r["line"] for r in report.to_records() if r["consequence"] == "fails if backward again"
+    }
     assert {line_of(loops, "dcgan_fill"), line_of(loops, "dcgan_d_step")} <= retained
 
 
@@ -234,7 +257,9 @@ def test_an_optimizer_step_between_two_backwards_of_one_graph_is_blamed_on_the_s
         loops.gan_step_before_g_backward(netG, netD, optimizerG, optimizerD, noise)
     netG, netD, optimizerG, optimizerD, _, noise = dcgan_setup()
     report = audit(loops.gan_step_before_g_backward, netG, netD, optimizerG, optimizerD, noise)
-    assert harmful(report) == [("models_loops.py", line_of(loops, "gan_d_step_bug"), "backward fails")]
+    assert harmful(report) == [
+        ("models_loops.py", line_of(loops, "gan_d_step_bug"), "backward fails")
+    ]
     (row,) = [r for r in report.to_records() if r["fix"]]
     assert row["code"] == "optimizerD.step()  # W:gan_d_step_bug"
     assert row["inside"].startswith("torch/optim/")
@@ -247,7 +272,9 @@ def test_a_data_clip_between_forward_and_backward_says_no_grad_and_where_to_move
     _, netD, _, optimizerD, real, _ = dcgan_setup()
     report = audit(loops.wgan_clip_after_forward, netD, optimizerD, real)
     assert report.error is None
-    assert harmful(report) == [("models_loops.py", line_of(loops, "wgan_clip_bug"), "wrong gradients")]
+    assert harmful(report) == [
+        ("models_loops.py", line_of(loops, "wgan_clip_bug"), "wrong gradients")
+    ]
     (row,) = [r for r in report.to_records() if r["fix"]]
     backward_line = line_of(loops, "wgan_clip_bug") + 1
     assert "torch.no_grad()" in row["fix"]
@@ -269,7 +296,9 @@ def test_a_write_inside_torch_is_blamed_on_the_calling_line_with_advice_for_it()
 
     report = audit(step)
     assert isinstance(report.error, RuntimeError)
-    assert harmful(report) == [("test_audit_models.py", line_of(None, "embedding_call"), "backward fails")]
+    assert harmful(report) == [
+        ("test_audit_models.py", line_of(None, "embedding_call"), "backward fails")
+    ]
     (row,) = [r for r in report.to_records() if r["fix"]]
     assert row["inside"] == "torch/nn/functional.py"
     assert "weight.clone()" in row["fix"]

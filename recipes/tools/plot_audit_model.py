@@ -108,8 +108,10 @@ assert [f.consequence for f in report] == [
     "wrong gradients",
     "backward fails",
 ], report
-assert [f.consequence for f in report.worst_first()][0] == "wrong gradients"
-assert all(f.file == "plot_audit_model.py" or f.file.endswith("/plot_audit_model.py") for f in report)
+assert report.worst_first()[0].consequence == "wrong gradients"
+assert all(
+    f.file == "plot_audit_model.py" or f.file.endswith("/plot_audit_model.py") for f in report
+)
 assert all(f.fix for f in report)
 # sphinx_gallery_end_ignore
 
@@ -248,7 +250,8 @@ opt.step()
 print(all(torch.allclose(p, a) for p, a in zip(heads, after, strict=True)))
 
 # sphinx_gallery_start_ignore
-assert report.ok and report.error is None, report
+assert report.ok, report
+assert report.error is None
 assert all(torch.allclose(p, a) for p, a in zip(heads, after, strict=True))
 # sphinx_gallery_end_ignore
 
@@ -272,7 +275,8 @@ report = ir.audit(step_too_early)
 print(report)
 
 # sphinx_gallery_start_ignore
-assert not report.ok and isinstance(report.error, RuntimeError)
+assert not report.ok
+assert isinstance(report.error, RuntimeError)
 assert {r["code"] for r in report.to_records() if r["fix"]} == {"opt.step()"}, report
 # sphinx_gallery_end_ignore
 

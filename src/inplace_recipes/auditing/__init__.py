@@ -75,9 +75,7 @@ class _Audit:
         tb: TracebackType | None,
     ) -> None:
         self._installed.__exit__(kind, error, tb)
-        self.report.findings[:] = [
-            finding(write, short_path) for write in self._recorder.finish()
-        ]
+        self.report.findings[:] = [finding(write, short_path) for write in self._recorder.finish()]
 
 
 @overload

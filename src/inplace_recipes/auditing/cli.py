@@ -76,15 +76,12 @@ def _handle(options: argparse.Namespace) -> int:
     else:
         report, code = run_script(options.script, options.args)
     if options.json:
-        print(report.to_json())
+        sys.stdout.write(report.to_json() + "\n")
     else:
-        print(f"\ninplace_recipes audit of {options.script}:", file=sys.stderr)
-        print(report, file=sys.stderr)
+        sys.stderr.write(f"\ninplace_recipes audit of {options.script}:\n{report}\n")
     if report.error is not None and not isinstance(report.error, SystemExit):
         return 1
-    if options.fail_on and any(
-        f.consequence in FAIL_ON[options.fail_on] for f in report.findings
-    ):
+    if options.fail_on and any(f.consequence in FAIL_ON[options.fail_on] for f in report.findings):
         return EXIT_FOUND
     return code
 
@@ -127,9 +124,9 @@ def _print_traceback(exc: BaseException) -> None:
         and not frame.filename.startswith("<frozen runpy")
         and not frame.filename.endswith(os.path.join("torch", "overrides.py"))
     ]
-    print("Traceback (most recent call last):", file=sys.stderr)
-    print("".join(traceback.format_list(frames)), end="", file=sys.stderr)
-    print("".join(traceback.format_exception_only(exc)), end="", file=sys.stderr)
+    sys.stderr.write("Traceback (most recent call last):\n")
+    sys.stderr.write("".join(traceback.format_list(frames)))
+    sys.stderr.write("".join(traceback.format_exception_only(exc)))
 
 
 def _exit_code(code: object) -> int:
@@ -137,17 +134,23 @@ def _exit_code(code: object) -> int:
         return 0
     if isinstance(code, int):
         return code
-    print(code, file=sys.stderr)
+    sys.stderr.write(f"{code}\n")
     return 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``inplace_recipes audit [--json] [--fail-on ...] script [args...]``."""
+    """``inplace_recipes audit [--json] [--fail-on ...] script [args...]``.
+
+    A script that does not exist is an argparse error (exit code 2).
+    """
     parser = argparse.ArgumentParser(
         prog="python -m inplace_recipes audit", description=HELP, epilog=_EPILOG
     )
     _arguments(parser)
-    return _handle(parser.parse_args(sys.argv[1:] if argv is None else argv))
+    options = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if not os.path.isfile(options.script):
+        parser.error(f"no such script: {options.script!r}")
+    return _handle(options)
 
 
 if __name__ == "__main__":

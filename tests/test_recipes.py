@@ -11,24 +11,27 @@ from hypothesis import assume, event, given
 import inplace_recipes as ir
 from inplace_recipes import RECIPES, NotApplicable, compare_gradients
 from inplace_recipes.indexing import IndexPlan
-from strategies import Case, cases
+from strategies import SEQUENCE_WARNING, Case, cases
 
 NAMES = list(RECIPES)
 
 
-def refuses(name: str, case: Case) -> bool:
+def refuses(name: str, case: Case, value_requires_grad: bool = False) -> bool:
     """Whether recipe ``name`` is documented to refuse this case."""
     plan = IndexPlan.of(case.x, case.index)
     value_numel = case.value.numel() if isinstance(case.value, torch.Tensor) else 1
     if name == "select_scatter":
         return plan.kind != "basic"
     if name == "masked_fill":
-        return value_numel != 1
+        if value_numel != 1:
+            return True
+        return value_requires_grad and plan.has_duplicates()
     return False
 
 
+@pytest.mark.filterwarnings(SEQUENCE_WARNING)
 @pytest.mark.parametrize("name", NAMES)
-@given(case=cases())
+@given(case=cases(torch_forms=True, duplicates=True))
 def test_recipe_matches_reference_forward_and_backward(name: str, case: Case) -> None:
     fn = RECIPES[name]
     kind = IndexPlan.of(case.x, case.index).kind
@@ -50,10 +53,17 @@ def test_recipe_matches_reference_forward_and_backward(name: str, case: Case) ->
     report.assert_ok()
 
 
+@pytest.mark.filterwarnings(SEQUENCE_WARNING)
 @pytest.mark.parametrize("name", NAMES)
-@given(case=cases(dtypes=(torch.float32,)))
+@given(case=cases(dtypes=(torch.float32,), torch_forms=True, duplicates=True))
 def test_gradient_reaches_value(name: str, case: Case) -> None:
-    assume(isinstance(case.value, torch.Tensor) and not refuses(name, case))
+    """Duplicate positions included: setitem sends a value one gradient per index entry."""
+    if isinstance(case.value, torch.Tensor) and refuses(name, case, value_requires_grad=True):
+        value = case.value.detach().requires_grad_(True)
+        with pytest.raises(NotApplicable, match=name):
+            RECIPES[name](case.x, case.index, value)
+        return
+    assume(isinstance(case.value, torch.Tensor))
     value = case.value.detach().requires_grad_(True)
     x = case.x.detach().requires_grad_(True)
     out = RECIPES[name](x, case.index, value)
@@ -64,8 +74,12 @@ def test_gradient_reaches_value(name: str, case: Case) -> None:
     ref[case.index] = ref_v.to(ref.dtype)
     want_x, want_v = torch.autograd.grad((ref * weights).sum(), (ref_x, ref_v), allow_unused=True)
     zeros_x, zeros_v = torch.zeros_like(x), torch.zeros_like(value)
-    torch.testing.assert_close(zeros_x if grad_x is None else grad_x, want_x)
-    torch.testing.assert_close(zeros_v if grad_v is None else grad_v, want_v)
+    torch.testing.assert_close(
+        zeros_x if grad_x is None else grad_x, zeros_x if want_x is None else want_x
+    )
+    torch.testing.assert_close(
+        zeros_v if grad_v is None else grad_v, zeros_v if want_v is None else want_v
+    )
     assert grad_v.dtype == value.dtype  # a float64 value gets a float64 gradient
 
 

@@ -103,10 +103,15 @@ def _grid(title: str, table: dict[str, dict[tuple[str, int], float]], label: str
     return lines
 
 
+def _clock(results: dict[str, Any]) -> str:
+    """What the times are: process CPU time, or wall time (results made before ``clock``)."""
+    return "CPU time" if results.get("config", {}).get("clock") == "cpu" else "wall time"
+
+
 def overhead_lines(results: dict[str, Any]) -> list[str]:
     """Each recipe's time over its raw one-liner's, by write and size (and instructions)."""
     lines = _grid(
-        "recipe / its raw one-liner, forward + backward, wall time",
+        f"recipe / its raw one-liner, forward + backward, {_clock(results)}",
         raw_overhead(results),
         "recipe",
     )
@@ -124,7 +129,9 @@ def at_lines(results: dict[str, Any]) -> list[str]:
     if not table:
         return ["at() / the recipe it picks: not measured"]
     lines = ["at(x)[i].set(v) / the recipe it picks, forward + backward"]
-    lines.append(f"  {'write':8} {'size':>5} {'picks':15} {'wall time':>9} {'instructions':>12}")
+    lines.append(
+        f"  {'write':8} {'size':>5} {'picks':15} {_clock(results):>9} {'instructions':>12}"
+    )
     for (write, size), (pick, ratio) in table.items():
         n = counts.get((write, size))
         inst = "-" if n is None else f"{n:.2f}{X}"

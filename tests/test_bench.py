@@ -171,6 +171,7 @@ def _record(entry: str, seconds: float, size: int = 10**6) -> dict[str, Any]:
         "write": "row",
         "mode": "eager",
         "entry": entry,
+        "forward": {"median": seconds / 2},
         "forward_backward": {"median": seconds},
     }
 
@@ -212,6 +213,29 @@ def test_a_configuration_that_never_agrees_is_kept_flagged(
     records, attempts = measure._measure_consistent(Config(attempts=2), plan, "eager", {}, None)
     assert attempts == 2
     assert consistency.inconsistencies(records)
+
+
+def test_remeasure_noisy_replaces_only_the_disagreeing_configuration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def fake(config: Any, plan: Any, mode: str, checks: Any, bar: Any) -> list[dict[str, Any]]:
+        return [_record("inplace", 1.0), _record("inplace_again", 1.01)]
+
+    monkeypatch.setattr(measure, "_measure", fake)
+    monkeypatch.setattr(measure, "_checked_recipes", lambda *args: {})
+    other = [_record("inplace", 1.0, size=100), _record("inplace_again", 1.05, size=100)]
+    results = {
+        "config": json.loads(json.dumps(measure.asdict(Config()))),
+        "provenance": {},
+        "consistency": {"tolerance": consistency.TOLERANCE, "repeated": [], "noisy": []},
+        "records": [_record("inplace", 1.0), _record("inplace_again", 1.4), *other],
+    }
+    assert measure.remeasure_noisy(results) == ["cpu float32 1000000 row eager"]
+    assert consistency.inconsistencies(results["records"]) == []
+    assert results["provenance"]["noisy"] is False
+    assert len(results["records"]) == 4
+    assert [r for r in results["records"] if r["size"] == 100] == other
+    assert measure.remeasure_noisy(results) == []  # nothing left to do
 
 
 def test_committed_results_pass_the_self_consistency_check() -> None:

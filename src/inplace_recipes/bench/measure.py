@@ -602,14 +602,17 @@ def _add_ratios(records: list[dict[str, Any]]) -> None:
                 )
 
 
-def remeasure_noisy(results: dict[str, Any], *, command: str = "remeasure_noisy()") -> list[str]:
+def remeasure_noisy(
+    results: dict[str, Any], *, command: str = "remeasure_noisy()", limit: int | None = None
+) -> list[str]:
     """Measure again every configuration of ``results`` that fails the self-consistency check.
 
     The records of each such configuration (all its entries: their ratios
     share one baseline) are replaced by a new measurement made with the run's
     own config, up to ``attempts`` times until it agrees with itself; ratios
     and the verdict are recomputed, and ``provenance.remeasured`` says what,
-    when, and under what load. Returns the configurations measured again.
+    when, and under what load. Returns the configurations measured again
+    (at most ``limit`` of them, the smallest first).
     """
     fields: dict[str, Any] = {
         k: tuple(v) if isinstance(v, list) else v for k, v in results["config"].items()
@@ -618,7 +621,7 @@ def remeasure_noisy(results: dict[str, Any], *, command: str = "remeasure_noisy(
     noisy = consistency.inconsistencies(results["records"], results["consistency"]["tolerance"])
     keys = list(
         dict.fromkeys((p["device"], p["dtype"], p["size"], p["write"], p["mode"]) for p in noisy)
-    )
+    )[:limit]
     if not keys:
         return []
     old_threads = torch.get_num_threads()

@@ -11,7 +11,7 @@ order that can express the index and value.
 >>> best_recipe(torch.zeros(3, 4), 1, 0.0)
 'clone'
 >>> best_recipe(torch.zeros(3, 4), torch.tensor([[True] * 4, [False] * 4, [True] * 4]), 0.0)
-'clone'
+'where'
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ PREFERENCES: dict[str, tuple[str, ...]] = {
     # a basic index with a slice: x[:, 1::10] = v
     "slice": ("clone",),
     # x[mask] = v: one boolean mask
-    "mask": ("clone",),
+    "mask": ("where", "clone"),
     # a basic index and a tensor value that requires grad
     "value_grad": ("clone",),
     # index tensors: not benchmarked; clone, which wins every measured write

@@ -267,10 +267,19 @@ def answer(results: dict[str, Any]) -> str:
             f"the recipes save 0 to {max(nbytes):,} bytes for a one-element write to 1e6 "
             "float32 elements, in-place nothing."
         )
+    counted = instruction_overhead(results)
+    inst = [v for name, row in counted.items() if name in RECIPES for v in row.values()]
+    inst_at = list(counted.get("at", {}).values())
     if raw:
         parts.append(
             f"Each recipe costs {_span(raw)} the raw torch call it wraps at 1e3 to 1e6 elements"
-            + (f", and ``at()`` {_span(at)} the recipe it picks." if at else ".")
+            + (f", and ``at()`` {_span(at)} the recipe it picks" if at else "")
+            + (
+                f" ({_span(inst)} and {_span(inst_at)} in instructions at 1e3, which the "
+                "machine's load does not move)."
+                if inst and inst_at
+                else "."
+            )
         )
     return " ".join(parts)
 

@@ -32,6 +32,7 @@ warning (:data:`SEQUENCE_AS_TUPLE_WARNING`).
 
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 from collections.abc import Callable, Sequence
@@ -108,10 +109,8 @@ def _as_tuple(index: Any) -> tuple[Any, ...]:
 def _sequence_to_tensor(item: Any) -> Tensor:
     """A list or NumPy array inside an index, as torch converts it: bool stays
     bool, uint8 stays uint8 (then refused), anything else becomes int64."""
-    try:
-        tensor = torch.as_tensor(item) if _is_ndarray(item) else torch.tensor(item)
-    except (TypeError, ValueError, RuntimeError) as error:
-        raise IndexError(_BAD_ITEM.format(f"{type(item).__name__}: {error}")) from None
+    # torch's own errors (a ragged list, a list of strings) pass through unchanged
+    tensor = torch.as_tensor(item) if _is_ndarray(item) else torch.tensor(item)
     if tensor.dtype in (torch.bool, torch.uint8):
         return tensor
     if tensor.is_complex():
@@ -138,8 +137,8 @@ def _item(item: Any) -> Any:
         if tensor.dtype == torch.uint8:
             raise IndexError(_UINT8)
         return tensor
-    if isinstance(item, (str, bytes)):
-        raise IndexError(_BAD_ITEM.format(type(item).__name__))
+    if isinstance(item, (str, bytes)):  # torch: "new(): invalid data type 'str'"
+        raise TypeError(f"an index cannot be a {type(item).__name__} ({item!r})")
     try:
         return operator.index(item)  # NumPy integers and other __index__ objects
     except TypeError:
@@ -182,9 +181,9 @@ def clear_cache() -> None:
 def _caching() -> bool:
     """Caching is off while torch traces (compile, fake tensors) and in inference mode."""
     return not (
-        torch._C._len_torch_dispatch_stack()
+        torch.compiler.is_compiling()  # first: dynamo cannot trace the others
+        or torch._C._len_torch_dispatch_stack()
         or torch.is_inference_mode_enabled()
-        or torch.compiler.is_compiling()
     )
 
 
@@ -193,14 +192,17 @@ def _cached(key: tuple[Any, ...], build: Callable[[], _T]) -> _T:
 
     A cached tensor that anyone wrote into (its version moved) is rebuilt.
     """
-    hit = _CACHE.get(key)
+    hit = _CACHE.get(key) if _caching() else None  # dynamo cannot trace the version check
     if hit is not None:
         value, versions = hit
-        tensors = value if isinstance(value, tuple) else (value,)
-        if tuple(t._version for t in tensors) == versions:
+        if type(value) is tuple:
+            fresh = all(t._version == v for t, v in zip(value, versions, strict=True))
+        else:
+            fresh = value._version == versions[0] and not value.requires_grad
+        if fresh:
             return value  # type: ignore[no-any-return]
     built = build()
-    tensors = built if isinstance(built, tuple) else (built,)
+    tensors: tuple[Tensor, ...] = built if isinstance(built, tuple) else (built,)  # type: ignore[assignment]
     size = sum(t.numel() * t.element_size() for t in tensors)
     if size <= _CACHE_ENTRY_BYTES and _caching():
         if len(_CACHE) >= _CACHE_ENTRIES:
@@ -250,7 +252,10 @@ def _basic_steps(shape: torch.Size, items: tuple[Any, ...]) -> tuple[tuple[Step,
             continue
         size = shape[dim]
         if type(item) is slice:
-            if item.step is not None and operator.index(item.step) <= 0:
+            step = None if item.step is None else operator.index(item.step)
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            if step is not None and step < 0:
                 raise ValueError("step must be greater than zero")
             start, stop, step = item.indices(size)
             stop = max(stop, start)
@@ -280,6 +285,7 @@ class IndexPlan:
     """
 
     __slots__ = (
+        "_cache_key",
         "_mask",
         "_new_axes",
         "_positions",
@@ -305,6 +311,7 @@ class IndexPlan:
         self._positions: Tensor | None = None
         self._result_shape: torch.Size | None = None
         self._mask: Tensor | None = None
+        self._cache_key: tuple[Any, ...] | None = None
 
     def __repr__(self) -> str:
         return f"IndexPlan(kind={self.kind!r}, shape={list(self.shape)}, index={self.index!r})"
@@ -433,10 +440,13 @@ class IndexPlan:
         return self._new_axes
 
     def _key(self) -> tuple[Any, ...]:
-        """A hashable name of the positions a basic index writes."""
-        return tuple(
-            (d, s.start, s.stop, s.step) if type(s) is slice else (d, s) for d, s in self.steps
-        )
+        """A hashable name of ``x``'s shape and device and the positions a basic index writes."""
+        if self._cache_key is None:
+            steps = tuple(
+                (d, s.start, s.stop, s.step) if type(s) is slice else (d, s) for d, s in self.steps
+            )
+            self._cache_key = (self.shape, self.device, *steps)
+        return self._cache_key
 
     def _basic_index(self) -> tuple[Any, ...]:
         """The basic index without ``None`` (it moves no position)."""
@@ -475,6 +485,16 @@ class IndexPlan:
                 self._result_shape = torch.Size((int(mask.sum()),)) + self.shape[mask.ndim :]
             elif self._positions is not None:
                 self._result_shape = self._positions.shape
+            elif self.kind == "basic":
+                sizes = list(self.shape)
+                for dim, step in self.steps:
+                    if type(step) is slice:
+                        sizes[dim] = len(range(step.start, step.stop, step.step))
+                    else:
+                        del sizes[dim]
+                for axis in self.new_axes:
+                    sizes.insert(axis, 1)
+                self._result_shape = torch.Size(sizes)
             else:
                 probe = torch.zeros((), dtype=torch.bool, device=self.device).expand(self.shape)
                 self._result_shape = probe[self.index].shape
@@ -496,7 +516,7 @@ class IndexPlan:
                 return given.reshape(-1).nonzero().squeeze(1)
             return _arange(self.shape.numel(), self.device).view(self.shape)[given]
         numel, device = self.shape.numel(), self.device
-        key = ("positions", self.shape, device, self._key())
+        key = ("positions", *self._key())
         index = self._basic_index()
         positions = _cached(key, lambda: _arange(numel, device).view(self.shape)[index].clone())
         if self.new_axes:
@@ -525,7 +545,7 @@ class IndexPlan:
                 mask[index] = True
                 return mask
 
-            self._mask = _cached(("mask", shape, device, self._key()), build)
+            self._mask = _cached(("mask", *self._key()), build)
         else:  # out of place, so that a batched index works under vmap
             flat = torch.zeros(shape.numel(), dtype=torch.bool, device=device)
             hit = torch.ones((), dtype=torch.bool, device=device)
@@ -540,12 +560,12 @@ class IndexPlan:
         >>> IndexPlan.of(torch.zeros(3), 1).weights(torch.float32)
         (tensor([1., 0., 1.]), tensor([0., 1., 0.]))
         """
-        mask = self.mask()
         if self.kind != "basic":
+            mask = self.mask()
             return (~mask).to(dtype), mask.to(dtype)
         return _cached(
-            ("weights", dtype, self.shape, self.device, self._key()),
-            lambda: ((~mask).to(dtype), mask.to(dtype)),
+            ("weights", dtype, *self._key()),
+            lambda: ((~self.mask()).to(dtype), self.mask().to(dtype)),
         )
 
     def nonzero(self) -> tuple[Tensor, ...]:
@@ -559,11 +579,7 @@ class IndexPlan:
         if self.kind != "basic":
             mask = self.mask().expand(self.shape)
             return mask.nonzero(as_tuple=True)
-        mask = self.mask()
-        return _cached(
-            ("nonzero", self.shape, self.device, self._key()),
-            lambda: mask.nonzero(as_tuple=True),
-        )
+        return _cached(("nonzero", *self._key()), lambda: self.mask().nonzero(as_tuple=True))
 
     def spread(self, value: Tensor) -> Tensor:
         """``value`` laid out over ``x``'s shape: equal to it at written positions.
@@ -606,16 +622,17 @@ class IndexPlan:
             return value
         while len(shape) > len(target) and shape[0] == 1:  # setitem drops leading 1s
             shape = shape[1:]
-        try:
-            ok = torch.broadcast_shapes(shape, target) == target  # type: ignore[no-untyped-call]
-        except RuntimeError:
-            ok = False
+        ok = len(shape) <= len(target) and all(
+            s == 1 or s == t for s, t in zip(reversed(shape), reversed(target), strict=False)
+        )
         if not ok:
             raise RuntimeError(
                 f"shape mismatch: value tensor of shape {list(value.shape)} cannot be "
                 f"broadcast to indexing result of shape {list(target)}"
             )
-        return value.reshape(shape).expand(target)
+        if shape != value.shape:
+            value = value.reshape(shape)
+        return value.expand(target)
 
     def has_duplicates(self) -> bool:
         """Whether two elements of ``x[index]`` are the same element of ``x``.
@@ -645,8 +662,12 @@ class IndexPlan:
         return not _is_batched(self.flat_positions())
 
 
-def as_value(value: Any, x: Tensor) -> Tensor:
+def as_value(value: Any, x: Tensor, *, shared: bool = False) -> Tensor:
     """``value`` as a tensor of ``x``'s dtype and device, as setitem casts it.
+
+    With ``shared=True`` a Python float becomes a cached 0-d tensor, which
+    the caller must neither write into nor mark as requiring grad (recipes
+    use it; the cache rebuilds a tensor that was changed).
 
     Gradients flow through the cast, so a float64 value that requires grad
     still receives its gradient when written into a float32 ``x``. (Setitem
@@ -668,7 +689,14 @@ def as_value(value: Any, x: Tensor) -> Tensor:
     if isinstance(value, complex) and not x.is_complex():
         raise TypeError(f"cannot write a complex value into a {x.dtype} tensor")
     if not isinstance(value, (bool, int, float, complex)):
-        raise TypeError(
-            f"value must be a Python number or a torch.Tensor, got {type(value).__name__}"
-        )
+        try:  # NumPy integers, which setitem takes too
+            value = operator.index(value)
+        except TypeError:
+            raise TypeError(
+                f"value must be a Python number or a torch.Tensor, got {type(value).__name__}"
+            ) from None
+    if shared and type(value) is float and not torch.compiler.is_compiling():
+        dtype, device = x.dtype, x.device  # a cached 0-d tensor: nobody may write into it
+        key = ("scalar", value, math.copysign(1.0, value), dtype, device)
+        return _cached(key, lambda: torch.scalar_tensor(value, dtype=dtype, device=device))
     return torch.scalar_tensor(value, dtype=x.dtype, device=x.device)

@@ -66,7 +66,7 @@ _FLOAT_DTYPES = (torch.float32, torch.float64)
 def _prepare(x: Tensor, index: Any, value: Any) -> tuple[IndexPlan, Tensor]:
     """Plan the index, cast the value to ``x``'s dtype and check that it fits."""
     plan = IndexPlan.of(x, index)
-    v = as_value(value, x)
+    v = as_value(value, x, shared=True)
     if v.numel() != 1:  # one element always fits; skip counting a mask's True entries
         plan.fit(v)
     return plan, v
@@ -143,11 +143,12 @@ def mask_blend(x: Tensor, index: Any, value: Any) -> Tensor:
     plan = IndexPlan.of(x, index)
     if plan.kind == "basic":
         keep, put = plan.weights(x.dtype)
-    else:
-        put_bool = plan.mask()
-        keep, put = ~put_bool, put_bool
-    if _plain_float(x, value):
-        return x * keep + put * value
+        if _plain_float(x, value):
+            blended: Tensor = x * keep + put * value
+            return blended
+    else:  # bool weights: x's dtype wins the promotion (0-d values are tensors below)
+        put = plan.mask()
+        keep = ~put
     v = as_value(value, x)
     spread = plan.spread(v)
     if x.dtype == torch.bool:
@@ -231,7 +232,7 @@ def index_put(x: Tensor, index: Any, value: Any) -> Tensor:
     if plan.kind == "mask":
         return x.index_put((plan.index[0],), plan.fit(v) if v.numel() != 1 else v)
     if plan.kind == "basic" and x.ndim:
-        source = v.reshape(()) if v.numel() == 1 else plan.fit(v).reshape(-1)
+        source = v if v.ndim == 0 else v.reshape(()) if v.numel() == 1 else plan.fit(v).reshape(-1)
         return x.index_put(plan.nonzero(), source)
     flat = x.reshape(-1).index_put((plan.flat_positions(),), plan.fit(v))
     return flat.view(x.shape)

@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..cli import count, positive_int
 from .entries import BASELINES, ENTRIES, WRITES
 from .measure import FULL, QUICK, Config, remeasure_noisy
 from .measure import run as measure
@@ -41,22 +42,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     size.add_argument(
         "--full", action="store_true", help="every size, dtype, write; compile subset"
     )
-    p.add_argument("--threads", type=int, default=1, help="torch threads while timing (default 1)")
+    p.add_argument(
+        "--threads", type=positive_int, default=1, help="torch threads while timing (default 1)"
+    )
     p.add_argument(
         "--device", action="append", choices=["cpu", "cuda"], help="repeatable; default both"
     )
-    p.add_argument("--sizes", type=float, nargs="+", help="element counts, e.g. 1e4 1e6")
+    p.add_argument("--sizes", type=count, nargs="+", help="element counts, e.g. 1e4 1e6")
     p.add_argument("--dtypes", nargs="+", choices=["float32", "float64"])
     p.add_argument("--writes", nargs="+", choices=list(WRITES))
     p.add_argument("--entries", nargs="+", choices=[e for e in ENTRIES if e not in BASELINES])
     p.add_argument(
-        "--compile-sizes", type=float, nargs="*", help="sizes also run under torch.compile"
+        "--compile-sizes", type=count, nargs="*", help="sizes also run under torch.compile"
     )
-    p.add_argument("--overhead-sizes", type=float, nargs="*", help="sizes with raw one-liners")
-    p.add_argument("--instruction-sizes", type=float, nargs="*", help="sizes counted by callgrind")
+    p.add_argument("--overhead-sizes", type=count, nargs="*", help="sizes with raw one-liners")
+    p.add_argument("--instruction-sizes", type=count, nargs="*", help="sizes counted by callgrind")
     p.add_argument("--min-run-time", type=float, help="seconds per measurement")
-    p.add_argument("--rounds", type=int, help="interleaved rounds per measurement")
-    p.add_argument("--attempts", type=int, help="measurements until self-consistent")
+    p.add_argument("--rounds", type=positive_int, help="interleaved rounds per measurement")
+    p.add_argument("--attempts", type=positive_int, help="measurements until self-consistent")
     p.add_argument(
         "--clock", choices=["cpu", "wall"], help="process CPU time (default) or wall time"
     )
@@ -123,8 +126,6 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m inplace_recipes bench [--quick | --full] [--threads N] [--output FILE]``."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(
-        prog="python -m inplace_recipes bench", description=DESCRIPTION
-    )
+    parser = argparse.ArgumentParser(prog="inplace-recipes bench", description=DESCRIPTION)
     add_arguments(parser)
     return run(parser.parse_args(argv), argv)

@@ -164,9 +164,7 @@ def consistency_line(results: dict[str, Any]) -> str:
     now = consistency.inconsistencies(results["records"], info["tolerance"])
     pairs = ", ".join(f"{a} = {b}" for a, b, _ in info["pairs"])
     repeated = len(info["repeated"])
-    verdict = (
-        "passes" if not now else f"FAILS in {len(now)} configuration(s): treat the run as noisy"
-    )
+    verdict = "passes" if not now else f"FAILS for {len(now)} pair(s): treat the run as noisy"
     return (
         f"self-consistency ({pairs}; within {(info['tolerance'] - 1) * 100:.0f}%): {verdict}; "
         f"{repeated} configuration(s) measured again"

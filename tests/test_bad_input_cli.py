@@ -104,7 +104,8 @@ BAD_CALLS: list[tuple[str, dict[str, Any], type[Exception], str]] = [
     ("x a NumPy array", {"x": np.zeros(3)}, TypeError, r"x must be a torch\.Tensor, got ndarray"),
     ("x None", {"x": None}, TypeError, r"x must be a torch\.Tensor, got NoneType"),
     ("index out of range", {"index": 7}, IndexError, "index 7 is out of bounds"),
-    ("index a string", {"index": "a"}, IndexError, r"only integers, slices"),
+    # torch's setitem: "TypeError: new(): invalid data type 'str'"
+    ("index a string", {"index": "a"}, TypeError, r"an index cannot be a str"),
     ("value a string", {"value": "a"}, TypeError, "value must be a Python number or a torch"),
     ("value too long", {"index": slice(None), "value": torch.ones(3)}, RuntimeError, "shape"),
     ("unknown recipe", {"recipes": ["nope"]}, ValueError, "unknown recipe 'nope'; choose from"),

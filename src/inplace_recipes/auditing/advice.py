@@ -56,7 +56,8 @@ def short_path(file: str) -> str:
     if not os.path.isabs(file):
         return file
     cwd = os.getcwd() + os.sep
-    if file.startswith(cwd):
+    installed = {"site-packages", "dist-packages"}  # a virtualenv inside the project: a library
+    if file.startswith(cwd) and not installed & set(file[len(cwd) :].split(os.sep)):
         return file[len(cwd) :]
     roots = [os.path.abspath(p) + os.sep for p in sys.path if p]
     roots += [os.path.dirname(os.path.dirname(os.path.dirname(__file__))) + os.sep]

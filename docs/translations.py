@@ -35,7 +35,8 @@ _MARKUP = re.compile(
     r"|(?:\{[\w:-]+\}|:[\w:-]+:)`[^`]*`"  # MyST and reST roles, target and all
     r"|`[^`]*`_{0,2}"  # MyST inline code, reST links
     r"|\]\([^)]*\)"  # the address of a Markdown link (its text is prose)
-    r"|<[^>]*>|https?://\S+|\|[^|]+\|"  # targets, addresses, substitutions
+    r"|<[^>]*>|https?://\S+|\|[^|]+\|"  # targets, addresses, reST substitutions
+    r"|\{\{[^}]*\}\}"  # MyST substitutions: the build's figures, the same in every language
 )
 #: Words that are units or symbols, not prose.
 UNITS = frozenset({"B", "KiB", "MiB", "GiB", "ms", "us", "µs", "ns", "e", "x"})

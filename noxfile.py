@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import nox
@@ -142,11 +143,15 @@ def browser(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Quick benchmark of every recipe against the in-place baseline (< 1 minute).
+    """Quick benchmark (< 1 minute on a quiet machine): prints the overhead table.
 
     The committed full run (see benchmarks/README.md): ``nox -s bench -- --full
     --threads 1 --device cpu --output benchmarks/results/cpu-full.json``.
     """
+    if shutil.which("valgrind") is None:  # instruction counts (callgrind)
+        apt = {"DEBIAN_FRONTEND": "noninteractive"}
+        session.run("apt-get", "update", external=True, env=apt)
+        session.run("apt-get", "install", "-y", "valgrind", external=True, env=apt)
     session.install("-e", ".[bench]")  # torch, tqdm, matplotlib
     args = session.posargs or ["--quick", "--output", str(BUILD / "bench-quick.json")]
     session.run("python", "-m", "inplace_recipes", "bench", *args)
@@ -164,3 +169,60 @@ def build(session: nox.Session) -> None:
     """Build the sdist and wheel."""
     session.install("build")
     session.run("python", "-m", "build")
+
+
+#: Torch releases compared with the pin on the "Other torch releases" page
+#: (comparisons/releases/); the pin itself is read from pyproject.toml.
+OTHER_TORCH_RELEASES = ["2.14.1"]
+#: The peers `nox -s peers` compares `at[]` with (comparisons/peers.json).
+PEER_PACKAGES = ["jax==0.10.2", "jaxlib==0.10.2", "array-api-extra==0.11.5"]
+
+
+@nox.session(default=False, venv_backend="none")
+def releases(session: nox.Session) -> None:
+    """Run the error page, claims, matrix and conformance suites on each torch release.
+
+    One virtual environment per release (.nox/torch-X, a CUDA build takes 5.5 GB);
+    writes comparisons/releases/torch-X.json. ``nox -s releases -- 2.15.0`` runs
+    the releases named instead; ``--delete-venvs`` removes each environment after
+    its run (see comparisons/README.md for time and disk).
+    """
+    pin = next(
+        d.split("==")[1] for d in PYPROJECT["project"]["dependencies"] if d.startswith("torch==")
+    )
+    delete = "--delete-venvs" in session.posargs
+    chosen = [arg for arg in session.posargs if arg != "--delete-venvs"]
+    requirements = nox.project.dependency_groups(PYPROJECT, "test")
+    for release in chosen or [pin, *OTHER_TORCH_RELEASES]:
+        venv = ROOT / ".nox" / f"torch-{release}"
+        python = venv / "bin" / "python"
+        if not python.exists():
+            session.run(sys.executable, "-m", "venv", str(venv))
+        session.run(
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            f"torch=={release}",
+            "numpy",
+            *requirements,
+        )
+        session.run(str(python), "-m", "pip", "install", "--quiet", "--no-deps", "-e", ".")
+        output = ROOT / "comparisons" / "releases" / f"torch-{release}.json"
+        session.run(str(python), "tools/run_release.py", "--output", str(output.relative_to(ROOT)))
+        if delete and release != pin:
+            shutil.rmtree(venv)
+
+
+@nox.session(default=False)
+def peers(session: nox.Session) -> None:
+    """Run the at[] conformance cases through JAX, array-api-extra and inplace_recipes.
+
+    Writes comparisons/peers.json, which the at[] page reads.
+    """
+    install(session, "test")
+    session.install(*PEER_PACKAGES)
+    session.run(
+        "python", "tools/run_peers.py", "--output", "comparisons/peers.json", *session.posargs
+    )

@@ -19,7 +19,8 @@ from typing import Any
 import torch
 
 import inplace_recipes as ir
-from inplace_recipes import bench
+from inplace_recipes import bench, recommend
+from inplace_recipes.claims import verify
 
 #: One line per recipe for ``x[i] = v``; ``m`` is a boolean mask, True at ``i``.
 LINES = {
@@ -32,15 +33,63 @@ LINES = {
     "masked_fill": "y = x.masked_fill(m, v)",
 }
 
+#: Each pitfall is a sentence about torch: the claims named here are verified
+#: when the table is built (a claim that no longer holds fails the build).
 PITFALLS = {
-    "mask": "`inf`/`nan` at a written position become `nan`; a NumPy mask promotes to float64",
+    "mask": "a non-finite value turns every other element into `nan`; `inf`/`nan` at a written "
+    "position become `nan`; saves a full-size mask (two if the value requires grad)",
     "where": "`nan` gradient if the unselected branch has an infinite derivative: use two `where`s",
     "clone": "fails under `vmap` with a batched value",
-    "index_put": "duplicate positions: which write wins is undefined (`accumulate=True` adds)",
-    "scatter": "duplicate positions: one write is kept, undefined which",
-    "select_scatter": "ints and slices only; wrong gradient under `vmap` for 2+ steps (torch bug)",
+    "index_put": "duplicate positions: one write is kept, undefined which, yet every value gets "
+    "a gradient (`accumulate=True` adds)",
+    "scatter": "duplicate positions: one write is kept, undefined which, yet every value gets "
+    "a gradient",
+    "select_scatter": "ints and slices only; under `vmap` its gradient to the value is "
+    "`x.shape[dim]` times too large (torch 2.13 bug)",
     "masked_fill": "one value only, not a tensor of values",
 }
+PITFALL_CLAIMS = {
+    "mask": [
+        "mask_blend_nonfinite_value_spreads_nan",
+        "mask_blend_saves_two_masks_with_value_grad",
+    ],
+    "index_put": ["duplicate_positions_value_grad"],
+    "scatter": ["duplicate_positions_value_grad"],
+    "select_scatter": ["select_scatter_vmap_grad_scaled"],
+}
+
+
+# -- the committed benchmark, read in one place -----------------------------------
+# The results file's layout belongs to inplace_recipes.bench; these two
+# functions are all the landing page reads from it.
+
+#: The write, size and dtype the landing page quotes.
+HEADLINE = {"write": "element", "size": 10**6, "dtype": "float32", "mode": "eager"}
+
+
+def measured(results: dict[str, Any], entry: str, **where: Any) -> dict[str, float] | None:
+    """Forward + backward seconds and peak bytes of ``entry`` (``None`` if not measured).
+
+    >>> tiny = {"records": [{"entry": "clone", "write": "element", "size": 10**6,
+    ...     "dtype": "float32", "mode": "eager", "device": "cpu",
+    ...     "forward_backward": {"median": 0.001}, "peak_bytes": 8}]}
+    >>> measured(tiny, "clone")
+    {'seconds': 0.001, 'peak_bytes': 8.0}
+    """
+    want = {**HEADLINE, "device": "cpu", **where, "entry": entry}
+    for record in results["records"]:
+        if all(record.get(key) == value for key, value in want.items()):
+            timing = record.get("forward_backward") or {}
+            if timing.get("median") is None or record.get("peak_bytes") is None:
+                return None
+            return {"seconds": float(timing["median"]), "peak_bytes": float(record["peak_bytes"])}
+    return None
+
+
+def recommendation_order(results: dict[str, Any]) -> list[str]:
+    """Recipes in the benchmark's order for the headline write, fastest first."""
+    ranked = [name for name, _ in recommend.ranking(results).get(HEADLINE["write"], [])]
+    return ranked + [name for name in ir.RECIPES if name not in ranked]
 
 
 def _line_recipe(line: str) -> ir.recipes.Recipe:
@@ -81,20 +130,29 @@ def render() -> str:
     package = ir.compare_gradients(x, i, v, list(LINES))
     package.assert_ok()  # and so is the package's recipe
 
+    for names in PITFALL_CLAIMS.values():
+        for name in names:
+            verify(name)
+    results = bench.load_results()
+    order = recommendation_order(results)
     columns = bench.answer_columns()
+    extremes = _extremes(results)
     speed_header = "{doc}`speed vs in-place </auto_recipes/tools/plot_performance>`"
     header = ["recipe", "one line for `x[i] = v`", "grad to `x`", "grad to `v`"]
     header += ["saved for backward", speed_header, "pitfall"]
 
     rows = [header]
-    for name in ir.RECIPES:  # a recipe without a line here fails the build
+    for name in order:  # a recipe without a line here fails the build
         line, result = LINES[name], typed[name]
         label = f"{{doc}}`{name} </auto_recipes/by_recipe/plot_{name}>`"
         row = [label, f"`{line}`", _diff(result.grad_x), _diff(result.grad_value)]
         saved, ratio = columns[name]["saved_bytes"], columns[name]["speed_ratio"]
         row.append("n/a" if saved is None else _bytes(int(saved)))
         row.append("not measured" if ratio is None else f"{ratio:.2f}\N{MULTIPLICATION SIGN}")
-        row.append(PITFALLS[name])
+        pitfall = PITFALLS[name]
+        if name in extremes:
+            pitfall = f"**{extremes[name]}**; {pitfall}"
+        row.append(pitfall)
         rows.append(row)
 
     out = [
@@ -117,6 +175,9 @@ def render() -> str:
     )
     out.append("")
     out.append(
+        "Rows in the order of the benchmark's ranking for a one-element write (forward + "
+        "backward time, geometric mean over sizes 1e5 to 1e7 and both dtypes), which "
+        "{py:func}`~inplace_recipes.recommend.best_recipe` follows. "
         "Saved for backward: a one-element write on a float32 non-leaf of 1e6 elements; "
         "speed: forward + backward time over the in-place write's, same size, "
         f"{columns['inplace']['source']}. Functional updates with every recipe behind "
@@ -126,6 +187,82 @@ def render() -> str:
     )
     out.append("")
     return "\n".join(out)
+
+
+def _extremes(results: dict[str, Any]) -> dict[str, str]:
+    """The recipe that is slowest, and the one with the largest peak memory, at the headline."""
+    found = {name: measured(results, name) for name in ir.RECIPES}
+    known = {name: m for name, m in found.items() if m is not None}
+    if not known:
+        return {}
+    slowest = max(known, key=lambda name: known[name]["seconds"])
+    hungriest = max(known, key=lambda name: known[name]["peak_bytes"])
+    if slowest == hungriest:
+        return {slowest: "slowest and most memory-hungry"}
+    return {slowest: "slowest", hungriest: "most memory-hungry"}
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f} ms"
+
+
+def render_lead() -> str:
+    """The landing page's first screen: the recommended line and why, then the cost of in-place."""
+    results = bench.load_results()
+    x = torch.zeros(1000, 1000, requires_grad=True)
+    pick = ir.best_recipe(x * 1, 1, 0.0)
+    ranks = recommend.ranking(results)
+    firsts = {write: ranked[0][0] for write, ranked in ranks.items() if ranked}
+    everywhere = all(name == pick for name in firsts.values())
+    where = (
+        "for every kind of write it measured"
+        if everywhere
+        else f"for a one-element write ({', '.join(f'{w}: {n}' for w, n in firsts.items())})"
+    )
+    why = f"it is the fastest correct recipe in the committed benchmark {where}"
+    if pick == "clone":
+        why += (
+            ", and it *is* the reference every other recipe is checked against. Inside "
+            "`torch.func.vmap` with a batched value, use `where` instead"
+        )
+    lead = [
+        "**How do I write `x[i] = 42` without in-place?**",
+        f"`{LINES[pick]}`: {why}.",
+        "",
+    ]
+    inplace, clone = measured(results, "inplace"), measured(results, "clone")
+    mask = measured(results, "mask")
+    prov = results["provenance"]
+    if inplace and clone:
+        same = inplace["peak_bytes"] == clone["peak_bytes"]
+        peak = (
+            f"the same peak memory ({inplace['peak_bytes'] / 2**20:.1f} MiB)"
+            if same
+            else f"peak memory {inplace['peak_bytes'] / 2**20:.1f} MiB and "
+            f"{clone['peak_bytes'] / 2**20:.1f} MiB"
+        )
+        close = abs(clone["seconds"] / inplace["seconds"] - 1) < 0.1 and same
+        q1 = (
+            "**What does in-place cost or save?** "
+            + ("Almost nothing: " if close else "")
+            + "at 1e6 float32 elements, "
+            f"writing one element and running backward takes {_ms(inplace['seconds'])} in "
+            f"place and {_ms(clone['seconds'])} with clone-and-write, with {peak}"
+        )
+        if mask:
+            label = _extremes(results).get("mask")
+            q1 += (
+                "; the old mask blend"
+                + (f", the {label} recipe," if label else "")
+                + f" takes {_ms(mask['seconds'])} and {mask['peak_bytes'] / 2**20:.1f} MiB"
+            )
+        lead.append(
+            q1 + f" (eager, CPU, {prov['threads']} thread(s), torch {prov['torch']}; "
+            "{doc}`how it is measured </auto_recipes/tools/plot_performance>`)."
+        )
+    else:
+        lead.append("**What does in-place cost or save?** Not measured in the committed results.")
+    return "\n".join(lead) + "\n"
 
 
 #: What each kind of write of the benchmark looks like in code.
@@ -179,12 +316,18 @@ def render_which() -> str:
 
 def write(outdir: Path) -> None:
     outdir.mkdir(parents=True, exist_ok=True)
-    for name, text in [("answer_table.md", render()), ("which_recipe.md", render_which())]:
+    pages = [
+        ("answer_lead.md", render_lead()),
+        ("answer_table.md", render()),
+        ("which_recipe.md", render_which()),
+    ]
+    for name, text in pages:
         path = outdir / name
         if not path.exists() or path.read_text() != text:  # keep the mtime: no needless rebuild
             path.write_text(text)
 
 
 if __name__ == "__main__":
+    print(render_lead())
     print(render())
     print(render_which())

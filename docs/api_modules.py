@@ -14,6 +14,8 @@ MODULES = (
     "recipes",
     "indexing",
     "compare",
+    "compare_cli",
+    "cli",
     "recommend",
     "graph",
     "bench",
@@ -21,7 +23,10 @@ MODULES = (
     "matrix",
     "auditing",
     "error_reference",
+    "claims",
     "table",
+    "releases",
+    "peers",
 )
 
 

@@ -114,6 +114,7 @@ sphinx_gallery_conf = {
         "../recipes/by_recipe",
         "../recipes/patterns",
         "../recipes/tools",
+        "../recipes/situations",
     ],
     "within_subsection_order": "FileNameSortKey",
     "reset_modules": ("matplotlib", "gallery_reset.reset_torch"),
@@ -142,7 +143,12 @@ copybutton_exclude = ".linenos, .gp, .go"
 #: Gallery scripts that read committed data: re-run them when the data is newer
 #: than their last run (sphinx-gallery itself only notices a changed script).
 DATA_DEPENDENCIES = {
+    "by_recipe/plot_select_scatter.py": HERE.parent / "benchmarks" / "results" / "cpu-full.json",
+    "by_recipe/plot_mask.py": HERE.parent / "benchmarks" / "results" / "cpu-full.json",
     "tools/plot_performance.py": HERE.parent / "benchmarks" / "results" / "cpu-full.json",
+    # folders: the runs replace their files, which changes the folder's time stamp
+    "tools/plot_releases.py": HERE.parent / "comparisons" / "releases",
+    "tools/plot_at.py": HERE.parent / "comparisons",
 }
 for _script, _data in DATA_DEPENDENCIES.items():
     _stamp = HERE / sphinx_gallery_conf["gallery_dirs"] / f"{_script}.md5"

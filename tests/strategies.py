@@ -2,16 +2,26 @@
 
 Every index kind that setitem takes: ints (negative too), slices with steps,
 ``...``, ``None``, boolean masks over leading dimensions, integer index
-tensors without duplicate positions, and mixes of these.
+tensors, and mixes of these. With ``torch_forms=True`` the index is also
+restyled into the other spellings torch accepts: index tensors as (nested)
+lists or NumPy arrays, ints as NumPy integers, a tuple as a list, Python
+bools, empty lists. With ``duplicates=True`` index tensors may name a
+position twice.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 from hypothesis import strategies as st
+
+#: torch's deprecation warning for a list read as a tuple of indices; tests that
+#: draw ``torch_forms`` filter it with this pattern.
+SEQUENCE_WARNING = "ignore:Using a non-tuple sequence for multidimensional indexing"
 
 DTYPES = (torch.float32, torch.float64, torch.complex64, torch.int64)
 
@@ -86,13 +96,19 @@ def _mask(draw: st.DrawFn, shape: tuple[int, ...]) -> torch.Tensor:
     return torch.rand(shape[:k], generator=torch.Generator().manual_seed(seed)) < 0.5
 
 
-def _unique_positions(draw: st.DrawFn, sizes: tuple[int, ...]) -> list[torch.Tensor]:
-    """Index tensors for ``sizes`` that never name one position twice."""
+def _unique_positions(
+    draw: st.DrawFn, sizes: tuple[int, ...], duplicates: bool = False
+) -> list[torch.Tensor]:
+    """Index tensors for ``sizes``; they name no position twice unless ``duplicates``."""
     total = 1
     for s in sizes:
         total *= s
-    count = draw(st.integers(0, min(total, 6)))
-    flat = draw(st.permutations(range(total)))[:count]
+    if duplicates and draw(st.booleans()):
+        count = draw(st.integers(1, 6))
+        flat = draw(st.lists(st.integers(0, total - 1), min_size=count, max_size=count))
+    else:
+        count = draw(st.integers(0, min(total, 6)))
+        flat = draw(st.permutations(range(total)))[:count]
     coords = []
     for size in reversed(sizes):
         coords.append([f % size for f in flat])
@@ -110,12 +126,12 @@ def _unique_positions(draw: st.DrawFn, sizes: tuple[int, ...]) -> list[torch.Ten
     return tensors
 
 
-def _advanced(draw: st.DrawFn, shape: tuple[int, ...]) -> Any:
+def _advanced(draw: st.DrawFn, shape: tuple[int, ...], duplicates: bool = False) -> Any:
     nonempty = [d for d, s in enumerate(shape) if s > 0]
     if not nonempty:
         return _mask(draw, shape)
     dims = sorted(draw(st.lists(st.sampled_from(nonempty), min_size=1, max_size=2, unique=True)))
-    tensors = _unique_positions(draw, tuple(shape[d] for d in dims))
+    tensors = _unique_positions(draw, tuple(shape[d] for d in dims), duplicates)
     items: list[Any] = [slice(None)] * (max(dims) + 1)
     for d, t in zip(dims, tensors, strict=True):
         items[d] = t
@@ -124,8 +140,56 @@ def _advanced(draw: st.DrawFn, shape: tuple[int, ...]) -> Any:
     return tuple(items)
 
 
+def _restyle_item(draw: st.DrawFn, item: Any) -> Any:
+    """One item in another spelling torch accepts (the meaning may change: the
+    reference reads the restyled index too)."""
+    if isinstance(item, torch.Tensor):
+        how = draw(st.sampled_from(["keep", "list", "numpy"]))
+        if how == "list":
+            return item.tolist()
+        if how == "numpy":
+            return item.numpy()
+        return item
+    if type(item) is int and draw(st.booleans()):
+        return draw(st.sampled_from([np.int64, np.int32, np.intp]))(item)
+    return item
+
+
+def _restyle(draw: st.DrawFn, index: Any) -> Any:
+    """The index in the spellings of torch's setitem: lists, NumPy, bools, empty lists."""
+    items = list(index) if isinstance(index, tuple) else [index]
+    items = [_restyle_item(draw, i) for i in items]
+    extra = draw(st.sampled_from(["none", "none", "bool", "empty", "empty alone"]))
+    if extra == "bool":
+        items.insert(draw(st.integers(0, len(items))), draw(st.booleans()))
+    elif extra == "empty" and items:
+        items[draw(st.integers(0, len(items) - 1))] = []
+    elif extra in ("empty", "empty alone"):
+        items = [[]]
+    if len(items) == 1 and draw(st.booleans()):
+        return items[0]
+    if draw(st.integers(0, 3)) == 0:
+        return items  # a list: torch reads it as a tuple or as one index tensor
+    return tuple(items)
+
+
+def _selects(x: torch.Tensor, index: Any) -> torch.Size | None:
+    """``x[index].shape``, or ``None`` when torch refuses the index."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return x[index].shape
+        except (IndexError, RuntimeError, TypeError, ValueError):
+            return None
+
+
 @st.composite
-def cases(draw: st.DrawFn, dtypes: tuple[torch.dtype, ...] = DTYPES) -> Case:
+def cases(
+    draw: st.DrawFn,
+    dtypes: tuple[torch.dtype, ...] = DTYPES,
+    torch_forms: bool = False,
+    duplicates: bool = False,
+) -> Case:
     """A tensor, an index into it and a value that fits ``x[index]``."""
     dtype = draw(st.sampled_from(dtypes))
     shape = tuple(draw(st.lists(st.integers(0, 4), max_size=3)))
@@ -134,8 +198,16 @@ def cases(draw: st.DrawFn, dtypes: tuple[torch.dtype, ...] = DTYPES) -> Case:
         index = draw(st.sampled_from([(), Ellipsis, None, (None, Ellipsis)]))
     else:
         kind = draw(st.sampled_from(["basic", "mask", "advanced"]))
-        index = {"basic": _basic, "mask": _mask, "advanced": _advanced}[kind](draw, shape)
-    target = x[index].shape
+        if kind == "advanced":
+            index = _advanced(draw, shape, duplicates)
+        else:
+            index = {"basic": _basic, "mask": _mask}[kind](draw, shape)
+    if torch_forms and draw(st.booleans()):
+        restyled = _restyle(draw, index)
+        if _selects(x, restyled) is not None:
+            index = restyled
+    target = _selects(x, index)
+    assert target is not None
     how = draw(st.sampled_from(["number", "full", "broadcast", "wider"]))
     value: Any
     if how == "number":

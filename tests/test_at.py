@@ -367,3 +367,190 @@ def test_method_selects_the_recipe(method: str) -> None:
     want = reference("set", x, INDICES["tensor"], v)
     assert torch.equal(at(x)[INDICES["tensor"]].set(v, method=method), want)
     assert torch.equal(at(x, INDICES["tensor"]).set(v, method=method), want)
+
+
+# -- issue 9: forward mode, promotion, apply, batched indices, unsigned fill ----------
+
+FORWARD_INDICES = {
+    **INDICES,
+    "duplicates": torch.tensor([2, 0, 2]),
+    "mixed_duplicates": (slice(None), torch.tensor([3, 1, 3])),
+}
+_OPS = {
+    "add": torch.add,
+    "subtract": torch.sub,
+    "multiply": torch.mul,
+    "divide": torch.div,
+    "power": torch.pow,
+    "min": torch.minimum,
+    "max": torch.maximum,
+}
+
+
+def sequential(method: str, a: torch.Tensor, index: Any, v: torch.Tensor) -> torch.Tensor:
+    """Every update in index order, element by element (NumPy's ufunc.at), in
+    plain torch: the reference for duplicates in every AD mode."""
+    positions = torch.arange(a.numel()).view(a.shape)[index].reshape(-1).tolist()
+    values = torch.broadcast_to(v, a[index].shape).reshape(-1)
+    out = list(a.reshape(-1).unbind())
+    if method == "apply":
+        for p in set(positions):
+            out[p] = square_minus(out[p])
+    else:
+        for p, s in zip(positions, values.unbind(), strict=True):
+            out[p] = _OPS[method](out[p], s)
+    return torch.stack(out).view(a.shape)
+
+
+@pytest.mark.parametrize("kind", list(FORWARD_INDICES))
+@pytest.mark.parametrize("method", [m for m in METHODS if m != "set"])
+def test_forward_mode_jvp_jacfwd_hessian(method: str, kind: str) -> None:
+    """torch 2.13's scatter_reduce(prod) drops the tangent: at[] must not."""
+    index = FORWARD_INDICES[kind]
+    x, _ = setup(index)
+    v = torch.rand(x[index].shape, generator=torch.Generator().manual_seed(2), dtype=x.dtype) + 0.5
+    mine = lambda a, b: call(method, a, index, b)
+    ref = lambda a, b: sequential(method, a, index, b)
+    tangents = (torch.rand_like(x), torch.rand_like(v))
+    got, want = torch.func.jvp(mine, (x, v), tangents), torch.func.jvp(ref, (x, v), tangents)
+    for g, w in zip(got, want, strict=True):
+        torch.testing.assert_close(g, w)
+    for g, w in zip(
+        torch.func.jacfwd(mine, argnums=(0, 1))(x, v),
+        torch.func.jacfwd(ref, argnums=(0, 1))(x, v),
+        strict=True,
+    ):
+        torch.testing.assert_close(g, w)
+    square = lambda f: lambda a, b: (f(a, b) ** 2).sum()
+    got_h = torch.func.hessian(square(mine), argnums=(0, 1))(x, v)
+    want_h = torch.func.hessian(square(ref), argnums=(0, 1))(x, v)
+    for g_row, w_row in zip(got_h, want_h, strict=True):
+        for g, w in zip(g_row, w_row, strict=True):
+            torch.testing.assert_close(g, w)
+
+
+@pytest.mark.parametrize("kind", list(FORWARD_INDICES))
+def test_forward_mode_set(kind: str) -> None:
+    index = FORWARD_INDICES[kind]
+    x, _ = setup(index)
+    v = torch.rand(x[index].shape, dtype=x.dtype)
+
+    def ref(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        y = a.clone()
+        y[index] = b
+        return y
+
+    for transform in (torch.func.jacfwd, torch.func.jacrev):
+        got = transform(lambda a, b: at(a)[index].set(b), argnums=(0, 1))(x, v)
+        for g, w in zip(got, transform(ref, argnums=(0, 1))(x, v), strict=True):
+            torch.testing.assert_close(g, w)
+
+
+PROMOTION_VALUES = [2.5, 0.5, 2, -1, True, torch.tensor(2.5), torch.tensor([2, 3]), 1 + 1j]
+
+
+_INPLACE = {
+    "add": "add_",
+    "subtract": "sub_",
+    "multiply": "mul_",
+    "divide": "div_",
+    "power": "pow_",
+}
+
+
+@pytest.mark.parametrize("value", PROMOTION_VALUES, ids=repr)
+@pytest.mark.parametrize("index", [0, slice(0, 2), torch.tensor([0, 1]), torch.tensor([1, 1])])
+@pytest.mark.parametrize("method", list(_INPLACE))
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.bool])
+def test_integer_promotion_follows_torch(
+    method: str, index: Any, value: Any, dtype: torch.dtype
+) -> None:
+    """``y[0] *= 2.5`` on a long tensor raises in torch: so does at[]; where
+    torch accepts, at[] gives its result (an index tensor: each position in
+    turn, with its own value when the value has one per position)."""
+    x = torch.tensor([1, 2, 3]).to(dtype)
+    y = x.clone()
+    try:
+        if isinstance(index, torch.Tensor):
+            for k, p in enumerate(index.tolist()):
+                part = value[k] if isinstance(value, torch.Tensor) and value.ndim else value
+                getattr(y[p : p + 1], _INPLACE[method])(part)
+        else:
+            getattr(y[index], _INPLACE[method])(value)
+    except (RuntimeError, TypeError) as exc:
+        with pytest.raises(type(exc)):
+            getattr(at(x)[index], method)(value)
+        return
+    got = getattr(at(x)[index], method)(value)
+    assert got.dtype == x.dtype
+    assert torch.equal(got, y)
+
+
+def test_integer_tensor_with_float_raises_torchs_message() -> None:
+    x = torch.arange(1, 5)
+    y = x.clone()
+    with pytest.raises(RuntimeError) as torch_error:
+        y[0] *= 2.5
+    for method in ["add", "subtract", "multiply", "divide", "power"]:
+        with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
+            getattr(at(x)[0], method)(2.5)
+    assert "result type Float can't be cast to the desired output type Long" in str(
+        torch_error.value
+    )
+    assert torch.equal(x, torch.arange(1, 5))
+
+
+@pytest.mark.parametrize(
+    "index", [slice(0, 3), torch.tensor([0, 1, 2]), torch.tensor([True, True, True, False])]
+)
+def test_apply_never_writes_into_x(index: Any) -> None:
+    x = torch.tensor([-1.0, 2.0, -3.0, 4.0])
+    before = x.clone()
+    got = at(x)[index].apply(torch.relu_)
+    assert torch.equal(x, before)
+    assert torch.equal(got, torch.tensor([0.0, 2.0, 0.0, 4.0]))
+
+
+@pytest.mark.parametrize(
+    "index",
+    [slice(1, 3), torch.tensor([1, 2]), torch.tensor([False, True, True, False]), [1, 2]],
+    ids=["slice", "tensor", "mask", "list"],
+)
+def test_apply_means_the_same_for_every_index(index: Any) -> None:
+    """``y[index] = fn(x[index])``: a non-elementwise fn sees the selection."""
+    x = torch.tensor([1.0, 6.0, 7.0, 16.0])
+    assert torch.equal(at(x)[index].apply(torch.sum), torch.tensor([1.0, 13.0, 13.0, 16.0]))
+    flipped = at(x)[index].apply(lambda t: t.flip(0))
+    assert torch.equal(flipped, torch.tensor([1.0, 7.0, 6.0, 16.0]))
+
+
+@pytest.mark.parametrize("method", ["set", "apply", "add", "multiply", "max"])
+def test_vmap_with_a_batched_index(method: str) -> None:
+    """Torch's clone + setitem works under vmap with a batched index: at[] too."""
+    x = torch.rand(5, dtype=torch.float64) + 0.5
+    indices = torch.tensor([[0, 3], [4, 4], [1, 0]])
+    values = torch.rand(3, 2, dtype=torch.float64) + 0.5
+    got = torch.func.vmap(lambda i, v: call(method, x, i, v))(indices, values)
+    for k in range(3):
+        if method == "set":
+            want = reference("set", x, indices[k], values[k])
+        else:
+            want = sequential(method, x, indices[k], values[k])
+        if method == "set" and k == 1:  # duplicates: one of the values
+            assert got[k, 4] in values[k]
+            assert torch.equal(got[k, :4], x[:4])
+            continue
+        torch.testing.assert_close(got[k], want)
+
+
+@pytest.mark.parametrize(
+    "dtype", [torch.uint8, torch.uint16, torch.uint32, torch.uint64, torch.int32, torch.bool]
+)
+def test_fill_mode_uses_jax_fill_values(dtype: torch.dtype) -> None:
+    x = torch.zeros(3, dtype=dtype)
+    got = at(x)[torch.tensor([0, 7])].get(mode="fill")
+    want = True if dtype == torch.bool else torch.iinfo(dtype).max
+    if dtype == torch.int32:
+        want = torch.iinfo(dtype).min
+    assert got[1].item() == want
+    assert got[0].item() == 0

@@ -1,27 +1,43 @@
-"""The benchmark tool: valid results, exact saved bytes, a working command line.
+"""The benchmark tool: valid results, exact saved bytes, raw one-liners that match
+the reference, a self-consistency check that can fail, a working command line.
 
 These tests never assert a speed: timings are measured, not tested.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 
 import inplace_recipes as ir
 from inplace_recipes import bench
-from inplace_recipes.bench import WRITES, Config, saved_bytes
+from inplace_recipes.bench import (
+    WRITES,
+    Config,
+    consistency,
+    entries,
+    instructions,
+    measure,
+    report,
+    saved_bytes,
+)
 
 TINY = Config(
     sizes=(100, 1000),
     dtypes=("float32",),
     compile_sizes=(),
+    overhead_sizes=(1000,),
     min_run_time=0.001,
     rounds=1,
     peak=False,
+    attempts=1,
+    instruction_sizes=(),
+    audit=False,
 )
 
 
@@ -33,11 +49,19 @@ def tiny_results() -> dict:
 def test_run_covers_every_entry_size_and_write(tiny_results: dict) -> None:
     results = json.loads(json.dumps(tiny_results))  # valid JSON, round-trips
     seen = {(r["entry"], r["size"], r["write"]) for r in results["records"]}
-    expected = {(e, s, w) for e in bench.ENTRIES for s in TINY.sizes for w in WRITES}
+    expected = {
+        (e, s, w)
+        for e in bench.ENTRIES
+        for s in TINY.sizes
+        for w in WRITES
+        if e not in entries.OVERHEAD_ENTRIES or s in TINY.overhead_sizes
+    }
     assert seen == expected
-    assert set(bench.ENTRIES) == {"inplace", "plain_clone", "inplace_on_clone", *ir.RECIPES}
-    for key in ("torch", "cpu", "threads", "date", "command", "git_commit"):
+    assert set(bench.ENTRIES) >= {"inplace", "plain_clone", "inplace_on_clone", *ir.RECIPES}
+    assert set(bench.RAW_OF) == set(ir.RECIPES)
+    for key in ("torch", "cpu", "threads", "date", "command", "git_commit", "load_average_start"):
         assert key in results["provenance"]
+    assert results["consistency"]["tolerance"] == consistency.TOLERANCE
     # CUDA is measured when present and skipped cleanly when not
     assert results["provenance"]["devices"] == ["cpu"] + ["cuda"] * torch.cuda.is_available()
 
@@ -59,23 +83,289 @@ def test_every_applicable_entry_is_checked_and_timed(tiny_results: dict) -> None
 def test_refusals_are_recorded_as_not_applicable(tiny_results: dict) -> None:
     refused = {(r["entry"], r["write"]) for r in tiny_results["records"] if not r["applicable"]}
     assert ("select_scatter", "mask") in refused
+    assert ("raw_select_scatter", "mask") in refused
     assert ("masked_fill", "value_grad") in refused
+    assert ("raw_masked_fill", "value_grad") in refused
     assert ("clone", "mask") not in refused
+
+
+def test_at_records_the_recipe_it_picks(tiny_results: dict) -> None:
+    picks = [r["picks"] for r in tiny_results["records"] if r["entry"] == "at"]
+    assert picks
+    assert set(picks) <= set(ir.RECIPES)
+
+
+# -- raw one-liners ------------------------------------------------------------
+
+
+def _expected(x: torch.Tensor, index: Any, value: Any) -> torch.Tensor:
+    """The reference, in plain torch: clone, then setitem."""
+    y = x.clone()
+    y[index] = value
+    return y
+
+
+@pytest.mark.parametrize("write", list(WRITES))
+@pytest.mark.parametrize("raw", [r for r in bench.RAW_OF.values() if r.startswith("raw_")])
+def test_raw_one_liner_matches_setitem_value_and_gradients(write: str, raw: str) -> None:
+    shape = bench.shape_for(1000)
+    leaf = torch.rand(shape, dtype=torch.float64, requires_grad=True)
+    index, value = WRITES[write](shape, leaf)
+    if isinstance(value, torch.Tensor):
+        value = value.detach().double().requires_grad_(True)
+    forms = entries.TensorForms.of(shape, index, value, leaf)
+    try:
+        fn = entries.raw_fn(raw, forms, leaf)
+    except ir.NotApplicable:
+        assert (raw, write) in {("raw_select_scatter", "mask"), ("raw_masked_fill", "value_grad")}
+        return
+    weights = torch.rand(shape, dtype=torch.float64)
+    wrt = [leaf] + ([value] if isinstance(value, torch.Tensor) else [])
+    got = fn(leaf * 1)
+    want = _expected(leaf * 1, index, value)
+    assert torch.equal(got.detach(), want.detach())
+    for g, w in zip(
+        torch.autograd.grad((got * weights).sum(), wrt),
+        torch.autograd.grad((want * weights).sum(), wrt),
+        strict=True,
+    ):
+        torch.testing.assert_close(g, w)
+
+
+def test_a_wrong_raw_one_liner_is_not_timed(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = entries.raw_fn
+
+    def off_by_one(entry: str, forms: Any, like: torch.Tensor) -> Any:
+        fn = real(entry, forms, like)
+        return (lambda x: fn(x) + 1) if entry == "raw_where" else fn
+
+    monkeypatch.setattr(entries, "raw_fn", off_by_one)
+    config = Config(
+        sizes=(100,),
+        dtypes=("float32",),
+        writes=("row",),
+        entries=("inplace", "where", "raw_where", "raw_index_put"),
+        compile_sizes=(),
+        overhead_sizes=(100,),
+        min_run_time=0.001,
+        rounds=1,
+        peak=False,
+        attempts=1,
+        instruction_sizes=(),
+        audit=False,
+    )
+    records = {r["entry"]: r for r in bench.run(config)["records"]}
+    assert records["raw_where"]["correct"] is False
+    assert records["raw_where"]["forward_backward"] is None
+    assert records["raw_index_put"]["correct"] is True
+
+
+# -- self-consistency ------------------------------------------------------------
+
+
+def _record(entry: str, seconds: float, size: int = 10**6) -> dict[str, Any]:
+    return {
+        "device": "cpu",
+        "dtype": "float32",
+        "size": size,
+        "write": "row",
+        "mode": "eager",
+        "entry": entry,
+        "forward_backward": {"median": seconds},
+    }
+
+
+def test_consistency_flags_disagreeing_twins_only() -> None:
+    agree = [_record("inplace", 1.0), _record("inplace_again", 1.09)]
+    assert consistency.inconsistencies(agree) == []
+    apart = [_record("clone", 1.3), _record("inplace_on_clone", 1.0)]
+    (found,) = consistency.inconsistencies(apart)
+    assert (found["entry"], found["same_as"], found["ratio"]) == ("clone", "inplace_on_clone", 1.3)
+    # below CLONE_FROM the recipe's own Python time may show: not compared
+    small = [_record("clone", 1.3, size=100), _record("inplace_on_clone", 1.0, size=100)]
+    assert consistency.inconsistencies(small) == []
+
+
+def test_an_inconsistent_configuration_is_measured_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+
+    def fake(config: Any, plan: Any, mode: str, checks: Any, bar: Any) -> list[dict[str, Any]]:
+        calls.append(1)
+        again = 1.5 if len(calls) == 1 else 1.02
+        return [_record("inplace", 1.0), _record("inplace_again", again)]
+
+    monkeypatch.setattr(measure, "_measure", fake)
+    plan = measure._Plan("cpu", "float32", 10**6, "row", ["eager"])
+    records, attempts = measure._measure_consistent(Config(attempts=3), plan, "eager", {}, None)
+    assert attempts == 2
+    assert consistency.inconsistencies(records) == []
+
+
+def test_a_configuration_that_never_agrees_is_kept_flagged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def fake(config: Any, plan: Any, mode: str, checks: Any, bar: Any) -> list[dict[str, Any]]:
+        return [_record("inplace", 1.0), _record("inplace_again", 2.0)]
+
+    monkeypatch.setattr(measure, "_measure", fake)
+    plan = measure._Plan("cpu", "float32", 10**6, "row", ["eager"])
+    records, attempts = measure._measure_consistent(Config(attempts=2), plan, "eager", {}, None)
+    assert attempts == 2
+    assert consistency.inconsistencies(records)
+
+
+def test_committed_results_pass_the_self_consistency_check() -> None:
+    results = bench.load_results()
+    info = results["consistency"]
+    assert info["tolerance"] <= 1.10
+    assert consistency.inconsistencies(results["records"], info["tolerance"]) == []
+    assert results["provenance"]["noisy"] is False
+    # the pairs were really measured: the check is not vacuous
+    pairs = {
+        (r["entry"], r["size"], r["write"]) for r in results["records"] if r["forward_backward"]
+    }
+    assert any(e == "inplace_again" for e, _, _ in pairs)
+    assert any(e == "clone" and s >= consistency.CLONE_FROM for e, s, _ in pairs)
+
+
+def test_committed_results_hold_the_overhead_comparisons() -> None:
+    results = bench.load_results()
+    raw = bench.raw_overhead(results)
+    for recipe in ("where", "index_put", "scatter", "masked_fill", "mask", "clone"):
+        assert {(w, s) for w, s in raw[recipe]} >= {
+            (w, s) for w in ("element", "row", "slice", "mask") for s in (10**3, 10**4, 10**6)
+        }, recipe
+    assert len(bench.at_overhead(results)) == 12
+    assert set(results["audit"]["ratio"]) == {"audit", "anomaly", "audit_over_anomaly"}
+
+
+# -- instruction counts ----------------------------------------------------------
+
+
+def test_instruction_counts_without_valgrind_say_so() -> None:
+    counts = instructions.instruction_counts((100,), ("row",), valgrind="")
+    assert counts == {
+        "available": False,
+        "reason": "valgrind not found",
+        "number": 10,
+        "counts": [],
+    }
+
+
+def test_callgrind_dumps_are_read_in_order(tmp_path: Path) -> None:
+    out = tmp_path / "callgrind.out"
+    for i, n in [(2, 200), (10, 1000), (1, 100)]:
+        (tmp_path / f"callgrind.out.{i}").write_text(f"events: Ir\nsummary: {n}\ntotals: {n}\n")
+    out.write_text("summary: 0\n")  # the dump at exit: not one of ours
+    assert instructions._read_dumps(out) == [100, 200, 1000]
+
+
+def test_instruction_overhead_divides_by_the_raw_one_liner_and_the_pick() -> None:
+    counts = [
+        {"size": 1000, "write": "row", "entry": e, "instructions": n}
+        for e, n in [("where", 300), ("raw_where", 200), ("at", 330), ("clone", 100)]
+    ]
+    counts.append({"size": 1000, "write": "row", "entry": "inplace_on_clone", "instructions": 90})
+    at = _record("at", 1.0, size=1000) | {"picks": "where"}
+    results = {"records": [at], "instructions": {"available": True, "counts": counts}}
+    table = bench.instruction_overhead(results)
+    assert table["where"] == {("row", 1000): 1.5}
+    assert table["at"] == {("row", 1000): 1.1}
+    assert table["clone"] == {("row", 1000): pytest.approx(100 / 90)}
+
+
+# -- reports ---------------------------------------------------------------------
+
+
+def test_report_functions_read_the_committed_results() -> None:
+    results = bench.load_results()
+    text = report.answer(results)
+    assert "best_recipe" in text
+    assert "x" in text
+    lines = report.summary_lines(results)
+    assert any("raw one-liner" in line for line in lines)
+    assert any("at(x)[i].set(v)" in line for line in lines)
+    assert any(line.startswith("self-consistency") for line in lines)
+
+
+def test_figures_have_one_panel_each_and_fit_a_page() -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    results = bench.load_results()
+    figures = [
+        report.figure_headline(results),
+        report.figure_overhead(results),
+        report.figure_compiled(results),
+        *(report.figure_against_size(results, w) for w in WRITES),
+    ]
+    for fig in figures:
+        assert len(fig.axes) == 1
+        width, _ = fig.get_size_inches()
+        assert width <= 7.5  # read at ~700 px: no figure wider than the page
+        plt.close(fig)
+
+
+def test_overhead_lines_show_a_missing_measurement_as_a_dash() -> None:
+    results = {
+        "records": [
+            _record("where", 3.0, size=1000),
+            _record("raw_where", 2.0, size=1000),
+            _record("index_put", 3.0, size=10**4),
+            _record("raw_index_put", 1.0, size=10**4),
+        ]
+    }
+    lines = report.overhead_lines(results)
+    assert lines[-2].split() == ["where", "1.50x", "-"]
+    assert lines[-1].split() == ["index_put", "-", "3.00x"]
+
+
+# -- command line ----------------------------------------------------------------
+
+
+ARGV = ["--quick", "--sizes", "100", "--writes", "element", "mask", "--entries", "where"]
+ARGV += ["--min-run-time", "0.001", "--rounds", "1", "--no-progress", "--no-audit"]
+ARGV += ["--instruction-sizes", "--overhead-sizes", "100", "--attempts", "1"]
 
 
 def test_command_line_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "quick.json"
-    argv = ["--quick", "--sizes", "100", "--writes", "element", "mask", "--entries", "where"]
-    argv += ["--min-run-time", "0.001", "--rounds", "1", "--no-progress", "-o", str(out)]
-    assert bench.main(argv) == 0
+    assert bench.main([*ARGV, "-o", str(out)]) == 0
     results = bench.load_results(out)
-    entries = {r["entry"] for r in results["records"]}
-    assert entries == {"inplace", "plain_clone", "inplace_on_clone", "where"}
+    recorded = {r["entry"] for r in results["records"]}
+    assert recorded == {*entries.BASELINES, "where"}
     assert results["provenance"]["threads"] == 1
     assert "bench --quick" in results["provenance"]["command"]
-    assert str(out) in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert str(out) in printed
+    assert "self-consistency" in printed
     table = bench.ratio_table(results, write="mask")
     assert table["inplace"] == {100: 1.0}
+
+
+def test_command_line_hooks_into_another_parser(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = argparse.ArgumentParser(prog="inplace-recipes")
+    sub = parser.add_subparsers(dest="command")
+    bench.add_arguments(sub.add_parser("bench"))
+    args = parser.parse_args(["bench", *ARGV, "--entries", "raw_where", "where"])
+    assert args.entries == ["raw_where", "where"]
+    from inplace_recipes.bench import cli
+
+    assert cli.run(args, ["bench"]) == 0
+    assert "recipe / its raw one-liner" in capsys.readouterr().out
+
+
+def test_python_dash_m_bench_still_dispatches(capsys: pytest.CaptureFixture[str]) -> None:
+    from inplace_recipes.__main__ import main
+
+    assert main(["bench", *ARGV]) == 0
+    assert "raw one-liner" in capsys.readouterr().out
+
+
+# -- memory ------------------------------------------------------------------------
 
 
 def _non_leaf(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -101,7 +391,7 @@ def _non_leaf(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     ],
 )
 def test_saved_bytes_one_element(name: str, expected: int) -> None:
-    fn = bench._write_fn(name)
+    fn = entries.write_fn(name)
     assert saved_bytes(fn, _non_leaf(4, 5), (1, 2), 0.0) == (expected, 0)
 
 
@@ -130,7 +420,7 @@ def test_saved_bytes_counts_a_storage_once() -> None:
 
 
 def test_peak_bytes_cpu() -> None:
-    def step() -> torch.Tensor:
+    def step() -> tuple[torch.Tensor, torch.Tensor]:
         a = torch.empty(1000)  # 4000 bytes, then 8000 alive at once
         b = torch.empty(1000)
         return a, b

@@ -2,7 +2,8 @@
 
 Serves docs/_build/html on localhost; fails on a console error, a request to
 another host, a broken image, an empty search for ``index_put`` or a code
-block without a copy button. Screenshots go to docs/_build/screenshots/.
+block without a copy button. Every gallery page (one per script in recipes/)
+is opened. Screenshots go to docs/_build/screenshots/.
 """
 
 from __future__ import annotations
@@ -20,6 +21,11 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
 HTML = ROOT / "docs" / "_build" / "html"
+#: Every gallery script, as ``section/plot_name``: each must be a page of the site.
+RECIPE_PAGES = sorted(
+    f"{script.parent.name}/{script.stem}" for script in (ROOT / "recipes").glob("*/plot_*.py")
+)
+SITUATIONS = [page for page in RECIPE_PAGES if page.startswith("situations/")]
 SHOTS = ROOT / "docs" / "_build" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -128,3 +134,35 @@ def test_search_finds_index_put(site: str, browser_context: object) -> None:
     page.wait_for_selector("#search-results ul.search li", timeout=15_000)  # type: ignore[attr-defined]
     hits = page.locator("#search-results ul.search li").count()  # type: ignore[attr-defined]
     assert hits > 0, "the search for index_put found nothing"
+
+
+@pytest.mark.parametrize("page_name", RECIPE_PAGES)
+def test_every_gallery_page(site: str, browser_context: object, page_name: str) -> None:
+    """Each script's page loads offline, cleanly, with its executed output."""
+    url = f"{site}/auto_recipes/{page_name}.html"
+    page = _open(browser_context, url, page_name.replace("/", "_"))
+    outputs = page.locator("div.sphx-glr-script-out").count()  # type: ignore[attr-defined]
+    assert outputs > 0, f"{url} shows no output: did the script run?"
+    _check_copy_buttons(page)
+    page.close()  # type: ignore[attr-defined]
+
+
+def test_situations_section(site: str, browser_context: object) -> None:
+    """The gallery index lists every situation page, each citing where users report it."""
+    assert len(SITUATIONS) >= 6, SITUATIONS
+    page = _open(browser_context, f"{site}/auto_recipes/index.html", "gallery_index")
+    links = page.evaluate(  # type: ignore[attr-defined]
+        "Array.from(document.querySelectorAll('a')).map(a => a.getAttribute('href'))"
+    )
+    for name in SITUATIONS:
+        assert any(link and link.endswith(f"{name}.html") for link in links), name
+    page.close()  # type: ignore[attr-defined]
+    for name in SITUATIONS:
+        page = _open(browser_context, f"{site}/auto_recipes/{name}.html", name.replace("/", "_"))
+        upstream = page.evaluate(  # type: ignore[attr-defined]
+            "Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"
+            ".filter(h => h.startsWith('https://github.com/pytorch/pytorch/')"
+            " || h.startsWith('https://discuss.pytorch.org/')).length"
+        )
+        assert upstream > 0, f"{name} cites no upstream issue or forum thread"
+        page.close()  # type: ignore[attr-defined]

@@ -118,3 +118,51 @@ def test_every_module_is_on_the_api_page() -> None:
     )
     modules = {m.name for m in pkgutil.iter_modules(inplace_recipes.__path__)} - {"__main__"}
     assert modules == set(listed)
+
+
+def _answer_table():  # the docs' own generator, imported as conf.py does
+    import importlib
+    import sys
+
+    sys.path.insert(0, str(DOCS))
+    try:
+        return importlib.import_module("answer_table")
+    finally:
+        sys.path.remove(str(DOCS))
+
+
+def test_landing_page_answers_both_questions_before_the_table() -> None:
+    text = (DOCS / "index.md").read_text()
+    lead, table = text.index("_generated/answer_lead.md"), text.index("_generated/answer_table.md")
+    assert lead < table
+    assert len(text[: text.index("```{include} _generated/answer_lead.md")].splitlines()) < 8
+
+
+def test_the_lead_quotes_the_committed_run() -> None:
+    answer_table = _answer_table()
+    from inplace_recipes import bench
+
+    results = bench.load_results()
+    lead = answer_table.render_lead()
+    inplace = answer_table.measured(results, "inplace")
+    clone = answer_table.measured(results, "clone")
+    assert inplace
+    assert clone
+    assert f"{inplace['seconds'] * 1e3:.2f} ms in place" in lead
+    assert f"{clone['seconds'] * 1e3:.2f} ms with clone-and-write" in lead
+    first_line = lead.splitlines()[1]
+    assert first_line.startswith("`y = "), "Q2 leads with the recommended line"
+
+
+def test_the_table_is_in_the_benchmarks_order_and_marks_the_extremes() -> None:
+    answer_table = _answer_table()
+    from inplace_recipes import bench
+
+    results = bench.load_results()
+    order = answer_table.recommendation_order(results)
+    assert sorted(order) == sorted(RECIPES)
+    rows = re.findall(r"^\* - \{doc\}`(\w+) <", answer_table.render(), re.MULTILINE)
+    assert rows == order
+    extremes = answer_table._extremes(results)
+    seconds = {n: answer_table.measured(results, n)["seconds"] for n in RECIPES}
+    assert max(seconds, key=seconds.__getitem__) in extremes

@@ -11,24 +11,27 @@ from hypothesis import assume, event, given
 import inplace_recipes as ir
 from inplace_recipes import RECIPES, NotApplicable, compare_gradients
 from inplace_recipes.indexing import IndexPlan
-from strategies import Case, cases
+from strategies import SEQUENCE_WARNING, Case, cases
 
 NAMES = list(RECIPES)
 
 
-def refuses(name: str, case: Case) -> bool:
+def refuses(name: str, case: Case, value_requires_grad: bool = False) -> bool:
     """Whether recipe ``name`` is documented to refuse this case."""
     plan = IndexPlan.of(case.x, case.index)
     value_numel = case.value.numel() if isinstance(case.value, torch.Tensor) else 1
     if name == "select_scatter":
         return plan.kind != "basic"
     if name == "masked_fill":
-        return value_numel != 1
+        if value_numel != 1:
+            return True
+        return value_requires_grad and plan.has_duplicates()
     return False
 
 
+@pytest.mark.filterwarnings(SEQUENCE_WARNING)
 @pytest.mark.parametrize("name", NAMES)
-@given(case=cases())
+@given(case=cases(torch_forms=True, duplicates=True))
 def test_recipe_matches_reference_forward_and_backward(name: str, case: Case) -> None:
     fn = RECIPES[name]
     kind = IndexPlan.of(case.x, case.index).kind
@@ -50,10 +53,17 @@ def test_recipe_matches_reference_forward_and_backward(name: str, case: Case) ->
     report.assert_ok()
 
 
+@pytest.mark.filterwarnings(SEQUENCE_WARNING)
 @pytest.mark.parametrize("name", NAMES)
-@given(case=cases(dtypes=(torch.float32,)))
+@given(case=cases(dtypes=(torch.float32,), torch_forms=True, duplicates=True))
 def test_gradient_reaches_value(name: str, case: Case) -> None:
-    assume(isinstance(case.value, torch.Tensor) and not refuses(name, case))
+    """Duplicate positions included: setitem sends a value one gradient per index entry."""
+    if isinstance(case.value, torch.Tensor) and refuses(name, case, value_requires_grad=True):
+        value = case.value.detach().requires_grad_(True)
+        with pytest.raises(NotApplicable, match=name):
+            RECIPES[name](case.x, case.index, value)
+        return
+    assume(isinstance(case.value, torch.Tensor))
     value = case.value.detach().requires_grad_(True)
     x = case.x.detach().requires_grad_(True)
     out = RECIPES[name](x, case.index, value)
@@ -64,8 +74,12 @@ def test_gradient_reaches_value(name: str, case: Case) -> None:
     ref[case.index] = ref_v.to(ref.dtype)
     want_x, want_v = torch.autograd.grad((ref * weights).sum(), (ref_x, ref_v), allow_unused=True)
     zeros_x, zeros_v = torch.zeros_like(x), torch.zeros_like(value)
-    torch.testing.assert_close(zeros_x if grad_x is None else grad_x, want_x)
-    torch.testing.assert_close(zeros_v if grad_v is None else grad_v, want_v)
+    torch.testing.assert_close(
+        zeros_x if grad_x is None else grad_x, zeros_x if want_x is None else want_x
+    )
+    torch.testing.assert_close(
+        zeros_v if grad_v is None else grad_v, zeros_v if want_v is None else want_v
+    )
     assert grad_v.dtype == value.dtype  # a float64 value gets a float64 gradient
 
 
@@ -206,3 +220,69 @@ def test_vmap_over_a_batched_value_matches_a_loop(name: str, index: Any) -> None
             torch.func.vmap(lambda v: fn(base, index, v))(values)
         return
     assert torch.equal(torch.func.vmap(lambda v: fn(base, index, v))(values), expected)
+
+
+def test_blend_with_a_non_finite_value_spoils_every_unwritten_element() -> None:
+    """As the docstring says: ``inf * 0`` is ``nan`` wherever the value is not written."""
+    out = RECIPES["mask"](torch.zeros(3), 0, float("inf"))
+    assert out[0] == float("inf")
+    assert torch.isnan(out[1:]).all()
+    half = RECIPES["mask"](torch.zeros(3, dtype=torch.float16), 1, 1e6)  # overflows to inf
+    assert torch.isnan(half[[0, 2]]).all()
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("index", [Ellipsis, None, (), slice(None)], ids=repr)
+def test_overwriting_everything_keeps_x_in_the_graph(name: str, index: Any) -> None:
+    shape = () if index == () else (3,)
+    x = torch.rand(shape, requires_grad=True)
+    y = RECIPES[name](x, index, 2.0)
+    assert y.grad_fn is not None
+    (grad,) = torch.autograd.grad(y.sum(), x)
+    assert torch.equal(grad, torch.zeros_like(x))
+
+
+@pytest.mark.parametrize("name", ["mask", "where", "index_put", "scatter", "clone"])
+def test_duplicate_positions_send_the_value_one_gradient_per_entry(name: str) -> None:
+    x = torch.zeros(3, requires_grad=True)
+    v = torch.tensor(1.0, requires_grad=True)
+    RECIPES[name](x, torch.tensor([0, 0]), v).sum().backward()
+    assert v.grad == 2.0  # setitem's answer
+
+
+def test_masked_fill_refuses_duplicates_for_a_value_that_requires_grad() -> None:
+    x = torch.zeros(3)
+    v = torch.tensor(1.0, requires_grad=True)
+    with pytest.raises(NotApplicable, match=r"at\(x\)\[index\]\.add\(value\)"):
+        RECIPES["masked_fill"](x, torch.tensor([0, 0]), v)
+    # a number, or a value without grad, is written exactly
+    assert RECIPES["masked_fill"](x, torch.tensor([0, 0]), 1.0).tolist() == [1.0, 0.0, 0.0]
+
+
+@pytest.mark.filterwarnings(SEQUENCE_WARNING)
+@pytest.mark.parametrize("name", NAMES)
+def test_nested_list_means_what_it_means_to_torch(name: str) -> None:
+    x = torch.zeros(3, 4)
+    expected = x.clone()
+    expected[[[0, 1], [1, 2]]] = 5.0
+    assert expected.sum() == 10.0  # torch writes (0, 1) and (1, 2) only
+    try:
+        out = RECIPES[name](x, [[0, 1], [1, 2]], 5.0)
+    except NotApplicable:
+        assert name == "select_scatter"
+        return
+    assert torch.equal(out, expected)
+
+
+def test_select_scatter_gradient_to_the_source_is_right_under_vmap() -> None:
+    """torch 2.13's own select_scatter sends x.shape[0] times the gradient here."""
+    x0 = torch.randn(7, 4, requires_grad=True)
+    s = torch.randn(5, 4, requires_grad=True)
+    raw = torch.func.vmap(lambda s: x0.select_scatter(s, 0, 1))(s)
+    assert torch.equal(torch.autograd.grad(raw.sum(), s)[0], torch.full((5, 4), 7.0))
+    out = torch.func.vmap(lambda s: RECIPES["select_scatter"](x0, 1, s))(s)
+    grad_s, grad_x = torch.autograd.grad(out.sum(), (s, x0))
+    assert torch.equal(grad_s, torch.ones(5, 4))
+    expected_x = torch.full((7, 4), 5.0)
+    expected_x[1] = 0.0
+    assert torch.equal(grad_x, expected_x)

@@ -83,12 +83,16 @@ except RuntimeError as exc:
     print(f"RuntimeError: {exc}")
 
 # %%
-# An out-of-place recipe has no such problem: ``where`` (or ``index_put``,
-# ``select_scatter``) builds a new, batched tensor.
+# An out-of-place recipe has no such problem: ``where`` (or ``index_put``)
+# builds a new, batched tensor. Not ``select_scatter``, whose gradient torch
+# 2.13 gets wrong under ``vmap`` (see "Writing under vmap").
 
 print(torch.func.vmap(lambda v: ir.where(base, 0, v))(values))
 # sphinx_gallery_start_ignore
 assert torch.equal(torch.func.vmap(lambda v: ir.where(base, 0, v))(values)[:, 0], values)
+from inplace_recipes.claims import verify
+
+verify("select_scatter_vmap_grad_scaled")  # the sentence above about select_scatter
 # sphinx_gallery_end_ignore
 
 # %%

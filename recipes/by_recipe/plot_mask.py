@@ -5,8 +5,11 @@
 The classic answer: ``x * (1 - m) + value * m`` with ``m`` one where you
 would write and zero elsewhere. It is only additions and multiplications,
 so it works everywhere autograd does, but it saves a full-size mask of
-``x``'s dtype for backward, turns ``inf`` and ``nan`` into ``nan``, and the
-old NumPy-mask version silently promotes float32 to float64.
+``x``'s dtype for backward (two when the value requires grad), a non-finite
+value turns every element it does not write into ``nan``, a non-finite
+entry at a written position stays ``nan``, and the old NumPy-mask version
+silently promotes float32 to float64. It is also the slowest recipe in
+the benchmark (measured below).
 """
 
 # %%
@@ -53,14 +56,70 @@ assert torch.equal(y, ir.mask_blend(x, (0, 1), v))
 # The autograd graph
 # ------------------
 #
-# Two multiplications and an addition: each multiplication saved the
-# operand it needs, so the mask ``m`` is kept alive for backward.
+# Two multiplications and an addition: each multiplication saves the
+# operand that its other input's gradient needs. ``x * (1 - m)`` keeps the
+# full-size ``1 - m`` for ``x``'s gradient, and when the value requires grad,
+# ``v * m`` keeps ``m`` as well: two full-size masks.
 
 fig = ir.draw_graph(y, title="x * (1 - m) + v * m", highlight=("AddBackward0",))
 
 # %%
-# Pitfall: ``inf`` and ``nan`` become ``nan``
-# -------------------------------------------
+# Pitfall: memory
+# ---------------
+#
+# Bytes autograd saves for backward, measured now on a float32 ``x`` of 1e6
+# elements (a non-leaf), one element written:
+
+from inplace_recipes import bench
+from inplace_recipes.claims import verify
+
+big = torch.rand(1000, 1000, requires_grad=True) * 1
+for label, value in [
+    ("value 42.0", 42.0),
+    ("value requires grad", torch.tensor(42.0, requires_grad=True)),
+]:
+    saved, _ = bench.saved_bytes(ir.mask_blend, big, (0, 1), value)
+    print(
+        f"{label:>20}: {saved / 2**20:.1f} MiB saved = {saved / (4 * big.numel()):.0f} full-size mask(s)"
+    )
+# sphinx_gallery_start_ignore
+assert bench.saved_bytes(ir.mask_blend, big, (0, 1), 42.0)[0] == 4 * big.numel()
+assert (
+    bench.saved_bytes(ir.mask_blend, big, (0, 1), torch.tensor(42.0, requires_grad=True))[0]
+    == 8 * big.numel()
+)
+# sphinx_gallery_end_ignore
+print(verify("mask_blend_saves_two_masks_with_value_grad"))
+
+# %%
+# And time: its rank among the recipes for each kind of write in the
+# committed benchmark (forward + backward over in-place):
+
+from inplace_recipes import recommend
+
+for write, ranked in recommend.ranking(bench.load_results()).items():
+    names = [name for name, _ in ranked]
+    print(
+        f"{write:>10}: #{names.index('mask') + 1} of {len(names)}, {dict(ranked)['mask']:.2f}x in-place"
+    )
+
+# %%
+# Pitfall: a non-finite value spoils every other element
+# ------------------------------------------------------
+#
+# The blend multiplies the value by the mask everywhere, and ``inf * 0`` is
+# ``nan``. Writing ``inf`` (or a float16 value that overflows) into one
+# element turns every element it does not write into ``nan``; writing
+# ``nan`` makes every element ``nan``:
+
+print(ir.mask_blend(torch.zeros(4), 0, float("inf")))
+print(ir.mask_blend(torch.zeros(4), 0, float("nan")))
+print(ir.mask_blend(torch.zeros(4, dtype=torch.float16), 0, 70000.0))
+print(verify("mask_blend_nonfinite_value_spreads_nan"))
+
+# %%
+# Pitfall: ``inf`` and ``nan`` at a written position become ``nan``
+# -----------------------------------------------------------------
 #
 # ``inf * 0`` is ``nan``, so a non-finite entry at a written position is not
 # erased, unlike with setitem:

@@ -4,9 +4,9 @@
 
 ``x.select_scatter(src, dim, i)`` returns ``x`` with ``x.select(dim, i)``
 replaced by ``src``; ``slice_scatter`` does the same for a slice. Chained,
-they cover every index of ints and slices. They save nothing for backward,
-which makes them the best choice for basic indices. They take no index
-tensors.
+they cover every index of ints and slices, and they save nothing for
+backward. They take no index tensors, and under ``torch.func.vmap`` torch
+2.13 gives ``select_scatter`` a wrong gradient: see the pitfalls below.
 """
 
 # %%
@@ -61,6 +61,78 @@ assert torch.equal(y, ir.select_scatter(x, (slice(None), 2), v))
 fig = ir.draw_graph(y, title="x.select_scatter(v, 1, 2)", highlight=("SelectScatterBackward0",))
 
 # %%
+# Saving nothing does not make it the fastest
+# -------------------------------------------
+#
+# The committed benchmark times forward + backward of every recipe against
+# the in-place write. Where ``select_scatter`` ranks for each kind of basic
+# write, and which recipe ranks first, read from the results, not typed
+# here (:func:`inplace_recipes.best_recipe` picks from the same ranking):
+
+from inplace_recipes import bench, recommend
+
+ranks = recommend.ranking(bench.load_results())
+for write in ("element", "row", "slice", "value_grad"):
+    order = [name for name, _ in ranks[write]]
+    ratio = dict(ranks[write])["select_scatter"]
+    print(
+        f"{write:>10}: select_scatter is #{order.index('select_scatter') + 1} of "
+        f"{len(order)} ({ratio:.2f}x in-place); #1 is {order[0]} ({ranks[write][0][1]:.2f}x)"
+    )
+print("best_recipe for x[1] = 0:", ir.best_recipe(torch.zeros(3, 4), 1, 0.0))
+
+# %%
+# Pitfall: a wrong gradient under ``vmap`` (a torch 2.13 bug)
+# -----------------------------------------------------------
+#
+# Batch one write with ``torch.func.vmap`` and take the gradient with
+# autograd: the gradient to the written source comes out multiplied by
+# ``x.shape[dim]``, for a single write. Here ``x`` has 7 rows:
+
+from inplace_recipes.claims import CLAIMS, verify
+
+x0 = torch.randn(7, 4)
+src = torch.randn(5, 4, requires_grad=True)
+out = torch.func.vmap(lambda s: x0.select_scatter(s, 0, 1))(src)
+(grad_src,) = torch.autograd.grad(out.sum(), src)
+print(grad_src[0])  # 1.0 is right: each element of src is written once
+print(verify("select_scatter_vmap_grad_scaled"))
+print(verify("select_scatter_vmap_vjp_scaled"))
+
+# %%
+# ``vmap`` of ``grad`` is right, and so is ``slice_scatter``:
+
+print(verify("select_scatter_vmap_of_grad_right"))
+print(verify("slice_scatter_vmap_grad_right"))
+
+# %%
+# Why: under ``vmap``, functorch does not batch ``select_scatter``; it
+# registers a decomposition, ``select_scatter_decomp`` in
+# ``aten/src/ATen/functorch/BatchRulesScatterOps.cpp``, that calls
+# ``scatter(self, dim, index.expand_as(self), source.unsqueeze(dim).expand_as(self))``:
+# every one of the ``x.shape[dim]`` positions along ``dim`` writes the same
+# source element to position ``i``. The forward is right (the writes are
+# equal), but ``scatter``'s backward gathers the gradient of position ``i``
+# once per write, and the expand sums them: ``x.shape[dim]`` times the
+# gradient. ``slice_scatter``'s decomposition uses an ``arange`` index, with no
+# repeated position, and is right. The graph shows it:
+
+print(CLAIMS["select_scatter_vmap_is_expanded_scatter"].statement)
+print(verify("select_scatter_vmap_is_expanded_scatter"))
+
+# %%
+# Under ``vmap``, use ``where`` or ``index_put`` (as
+# :func:`inplace_recipes.at` does inside ``torch.func`` transforms):
+
+out = torch.func.vmap(lambda s: ir.RECIPES["where"](x0, 1, s))(src)
+(grad_where,) = torch.autograd.grad(out.sum(), src)
+print(grad_where[0])
+# sphinx_gallery_start_ignore
+assert torch.equal(grad_where, torch.ones_like(src))
+assert torch.equal(grad_src, torch.full_like(src, 7.0))
+# sphinx_gallery_end_ignore
+
+# %%
 # Pitfall: no index tensors
 # -------------------------
 #
@@ -78,3 +150,5 @@ except ir.UnsupportedIndexError as exc:
 #
 # - `torch.select_scatter <https://pytorch.org/docs/stable/generated/torch.select_scatter.html>`_
 # - `torch.slice_scatter <https://pytorch.org/docs/stable/generated/torch.slice_scatter.html>`_
+# - The performance page: how the ranking above is measured.
+# - ``Writing under vmap``: the recipes that are right there.

@@ -6,8 +6,18 @@
 and never changes ``x``, like JAX's ``x.at[index].set(value)``. It also adds,
 multiplies, takes minima and applies functions at an index; duplicate
 positions apply every update; and it works, with correct gradients, under
-autograd, ``torch.func.grad``, ``vmap`` (where ``clone()`` + setitem fails for
-a batched value), ``functionalize`` and ``torch.compile(fullgraph=True)``.
+autograd, ``torch.func.grad``, forward mode (``jvp``, ``jacfwd``,
+``hessian``), ``vmap`` (where ``clone()`` + setitem fails for a batched
+value), ``functionalize`` and ``torch.compile(fullgraph=True)``.
+
+The rule is **exact, or a clear error**: every method gives what plain
+torch gives for ``y = x.clone()`` followed by the in-place statement (value,
+dtype, gradients in reverse and forward mode), or raises an error that
+names the problem. What changed to make that hold: every index goes through
+the package's one index model; integer tensors follow torch's type
+promotion; ``multiply``, ``divide`` and ``power`` no longer go through
+``scatter_reduce(reduce="prod")``, whose forward-mode tangent torch drops;
+and ``apply`` has one meaning for every kind of index.
 """
 
 # %%
@@ -16,6 +26,7 @@ a batched value), ``functionalize`` and ``torch.compile(fullgraph=True)``.
 #
 # Each method is the out-of-place twin of an in-place expression:
 
+import numpy as np
 import torch
 
 import inplace_recipes as ir
@@ -58,9 +69,43 @@ for method in ["set", "add", "multiply", "max"]:
 # sphinx_gallery_end_ignore
 
 # %%
-# Every index that setitem takes works: ints, slices, ``...``, ``None``,
-# boolean masks and index tensors, mixed. ``at(x, index)`` is the same as
-# ``at(x)[index]``.
+# Index forms
+# -----------
+#
+# Every index that setitem takes works, with setitem's meaning: ints,
+# slices, ``...``, ``None``, boolean masks, index tensors, lists, and all of
+# them mixed, including torch's own layout of a mixed index. ``at()`` does
+# not read the index itself: it hands it to the package's index model
+# (:class:`inplace_recipes.indexing.IndexPlan`), the one every recipe uses.
+# The cell checks each form against ``clone()`` + setitem:
+
+m = torch.arange(24.0).view(2, 3, 4)
+forms = {
+    "int and slice": (1, slice(None, None, 2)),
+    "mask": m > 20,
+    "index tensor": torch.tensor([1, 0]),
+    "list in a tuple": (slice(None), [0, 2]),
+    "int, slice, tensor": (0, slice(None), torch.tensor([3, 1, 0])),
+    "empty index tensor": torch.tensor([], dtype=torch.long),
+    "empty list": [],
+    "NumPy array": np.array([1, 0]),
+    "Python bool": True,
+}
+for label, form in forms.items():
+    expected = m.clone()
+    expected[form] = -1.0
+    got = at(m)[form].set(-1.0)
+    assert torch.equal(got, expected), label
+    print(f"{label:20} writes {int((got == -1).sum())} elements, as setitem does")
+    # sphinx_gallery_start_ignore
+    added = m.clone()
+    added[form] += 1.0
+    assert torch.equal(at(m)[form].add(1.0), added), label
+    assert torch.equal(at(m)[form].get(), m[form]), label
+    # sphinx_gallery_end_ignore
+
+# %%
+# ``at(x, index)`` is the same as ``at(x)[index]``.
 #
 # >>> m = torch.zeros(2, 3)
 # >>> at(m)[:, 1].add(1.0)
@@ -76,7 +121,9 @@ for method in ["set", "add", "multiply", "max"]:
 #
 # ``y[i] += v`` with a repeated position adds only once (the writes race);
 # ``at[].add`` adds every value, like ``index_put(accumulate=True)``.
-# ``multiply``, ``min`` and ``max`` combine every value too:
+# ``subtract``, ``multiply``, ``divide``, ``power``, ``min`` and ``max`` apply
+# every value too, in index order, which is what NumPy's ``ufunc.at`` does
+# (the cell checks it against NumPy):
 
 i = torch.tensor([1, 1, 1])
 v = torch.tensor([1.0, 2.0, 3.0])
@@ -90,6 +137,16 @@ print("at[].max      ", at(torch.zeros(3))[i].max(v).tolist())
 assert at(torch.zeros(3))[i].add(v).tolist() == [0.0, 6.0, 0.0]
 assert at(torch.ones(3))[i].multiply(v).tolist() == [1.0, 6.0, 1.0]
 # sphinx_gallery_end_ignore
+
+start = torch.tensor([2.0, 3.0, 5.0], dtype=torch.float64)
+repeated = torch.tensor([1, 2, 1, 1])
+updates = torch.tensor([1.5, 0.5, 2.0, 4.0], dtype=torch.float64)
+for name, ufunc in [("subtract", np.subtract), ("divide", np.divide), ("power", np.power)]:
+    numpy_answer = start.numpy().copy()
+    ufunc.at(numpy_answer, repeated.numpy(), updates.numpy())
+    ours = getattr(at(start)[repeated], name)(updates)
+    print(f"at[].{name:9}", ours.tolist(), " NumPy ufunc.at:", numpy_answer.tolist())
+    assert np.allclose(ours.numpy(), numpy_answer, rtol=1e-15)
 
 # %%
 # ``set`` with duplicates writes one of the values, and, as JAX documents
@@ -114,6 +171,102 @@ assert at(torch.ones(3))[i].multiply(v).tolist() == [1.0, 6.0, 1.0]
 # Traceback (most recent call last):
 #     ...
 # IndexError: index 9 is out of bounds for dimension 0 with size 4
+
+# %%
+# Integer tensors follow torch's type promotion
+# ---------------------------------------------
+#
+# ``y[0] *= 2.5`` on an integer tensor raises in torch, since the product is
+# a float that cannot be written back into integers. ``at[]`` raises the same
+# error instead of truncating, for ``add``, ``subtract``, ``multiply``,
+# ``divide`` and ``power``; ``set``, ``min`` and ``max`` cast the value, as
+# setitem casts it.
+
+ints = torch.arange(1, 5)
+try:
+    y = ints.clone()
+    y[0] *= 2.5
+except RuntimeError as error:
+    torch_message = str(error)
+try:
+    at(ints)[0].multiply(2.5)
+except RuntimeError as error:
+    at_message = str(error)
+print("torch:", torch_message)
+print("at[]: ", at_message)
+print("set casts, as setitem does:", at(ints)[0].set(2.5).tolist())
+# sphinx_gallery_start_ignore
+assert torch_message == at_message
+# sphinx_gallery_end_ignore
+
+# %%
+# Forward mode
+# ------------
+#
+# Torch's ``scatter_reduce(reduce="prod")`` drops the forward-mode tangent
+# (this check runs on the installed torch):
+
+from inplace_recipes.claims import verify
+
+print(verify("scatter_reduce_prod_drops_tangent"))
+
+# %%
+# so ``at[]`` does not use it. ``multiply``, ``divide`` and ``power`` with
+# index tensors run in rounds of gather, combine and ``index_put``, one
+# round per occurrence of a position, which is exact in every mode. The
+# Jacobian from ``jacfwd`` equals the one of plain torch that applies the
+# updates one by one:
+
+from torch.func import hessian, jacfwd
+
+xs = torch.tensor([2.0, 3.0, 5.0, 7.0], dtype=torch.float64)
+idx = torch.tensor([2, 0, 2])
+
+
+def one_by_one(a, combine=torch.mul, by=3.0):
+    out = list(a.unbind())
+    for p in idx.tolist():
+        out[p] = combine(out[p], by)
+    return torch.stack(out)
+
+
+forward = jacfwd(lambda a: at(a)[idx].multiply(3.0))(xs)
+print(forward)
+# sphinx_gallery_start_ignore
+assert torch.equal(forward, jacfwd(one_by_one)(xs))
+
+
+def squared_norm(f):
+    return lambda a: (f(a) ** 2).sum()
+
+
+assert torch.allclose(
+    hessian(squared_norm(lambda a: at(a)[idx].power(2.0)))(xs),
+    hessian(squared_norm(lambda a: one_by_one(a, torch.pow, 2.0)))(xs),
+)
+# sphinx_gallery_end_ignore
+
+# %%
+# ``apply``
+# ---------
+#
+# ``at(x)[i].apply(fn)`` is ``y[i] = fn(x[i])`` for every kind of index:
+# ``fn`` receives a copy of the selected elements, so an in-place ``fn``
+# cannot change ``x``, and a function that is not elementwise sees the same
+# elements whatever form the index takes. A position named twice is
+# written once.
+
+row = torch.tensor([1.0, 6.0, 7.0, 16.0])
+for form in (slice(1, 3), torch.tensor([1, 2]), torch.tensor([False, True, True, False])):
+    print(at(row)[form].apply(torch.sum).tolist())
+print("apply(torch.relu_) to (row - 5)[0:3]:", at(row - 5)[0:3].apply(torch.relu_).tolist())
+# sphinx_gallery_start_ignore
+for form in (slice(1, 3), torch.tensor([1, 2]), torch.tensor([False, True, True, False])):
+    assert at(row)[form].apply(torch.sum).tolist() == [1.0, 13.0, 13.0, 16.0]
+shifted = row - 5
+at(shifted)[0:3].apply(torch.relu_)
+assert shifted.tolist() == [-4.0, 1.0, 2.0, 11.0]
+# sphinx_gallery_end_ignore
 
 # %%
 # Choosing the recipe
@@ -205,10 +358,12 @@ torch._dynamo.reset()
 #                                     pass ``mode="drop"`` for JAX's behaviour
 # ==================================  ==========================================
 #
-# Two differences: the value is cast to ``x``'s dtype only where PyTorch's
+# Differences: the value is cast to ``x``'s dtype only where PyTorch's
 # in-place op would cast it (``at(int_x)[i].add(0.5)`` raises, as
-# ``int_x[i] += 0.5`` does), and ``apply`` calls ``fn`` once per position
-# even when an index tensor repeats it.
+# ``int_x[i] += 0.5`` does); ``apply`` writes a repeated position once;
+# forward mode through ``multiply`` with repeated indices, which JAX refuses,
+# is computed exactly; and torch has no negative slice steps (``x[::-1]``
+# raises ``ValueError``, in setitem and in ``at[]``).
 #
 # Learn more
 # ----------
@@ -219,3 +374,47 @@ torch._dynamo.reset()
 # - `Tensor.index_put_ <https://docs.pytorch.org/docs/stable/generated/torch.Tensor.index_put_.html>`_
 #   and `Tensor.scatter_reduce <https://docs.pytorch.org/docs/stable/generated/torch.Tensor.scatter_reduce.html>`_
 # - The compatibility matrix of every recipe and ``at[]`` (next page).
+
+# %%
+# Next to JAX and array-api-extra
+# -------------------------------
+#
+# ``nox -s peers`` runs the conformance cases of this page's tests through
+# JAX's ``x.at[]`` (``jax.numpy`` on the CPU, 64-bit mode where the case is
+# 64-bit), ``array_api_extra.at`` on torch tensors and ``at()``, comparing
+# values, and gradients (``jax.grad`` against torch autograd). The run is
+# committed in ``comparisons/peers.json``; what differs, and what the run
+# observed about it, comes from that file:
+
+from inplace_recipes import peers
+
+run = peers.load_peers()
+prov = run["provenance"]
+print(
+    f"torch {prov['torch']}, jax {prov['jax']}, array-api-extra {prov['array_api_extra']}; "
+    f"run on {prov['date']}, commit {prov['git_commit'][:12]}"
+)
+summary = run["summary"]
+print(
+    f"{summary['cases']} cases: all three agree on {summary['all_agree']}; "
+    f"JAX differs on {summary['jax differs']}, array-api-extra on {summary['array_api_extra differs']}"
+)
+print(
+    f"array-api-extra changed its input x in {summary['array_api_extra changed its input']} cases "
+    f"(its default copy=None writes into x); it has no get or mode= "
+    f"({summary['array_api_extra n/a']} cases not applicable)"
+)
+print(
+    "matching the NumPy answer (or the error) each case expects: "
+    + ", ".join(f"{name} {summary[f'{name} matches the expected']}" for name in peers.LIBRARIES)
+    + f" of {summary['cases with an expected result or error']}"
+)
+for source, counts in peers.by_source(run).items():
+    print(f"  {source}: {counts}")
+
+# %%
+# Where they differ: each kind of difference, how many cases show it, and
+# everything the run observed on one of them (each library's result, error
+# or gradient, what NumPy says about the index, the case's own note):
+
+peers.table(run)

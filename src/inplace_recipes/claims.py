@@ -97,7 +97,7 @@ def verify_all() -> list[dict[str, Any]]:
     for found in CLAIMS.values():
         try:
             observed, holds = found.check(), True
-        except Exception as error:  # a crash is an answer too: record it
+        except Exception as error:  # noqa: BLE001 - a crash is an answer too: record it
             observed, holds = f"{type(error).__name__}: {error}", False
         records.append(
             {
@@ -125,9 +125,9 @@ def _scatter_reduce_prod_drops_tangent() -> str:
     x = torch.tensor([1.0, 2.0, 3.0])
     src = torch.tensor([2.0])
     index = torch.tensor([1])
-    _, tangent = torch.func.jvp(
+    tangent = torch.func.jvp(
         lambda a: a.scatter_reduce(0, index, src, reduce="prod"), (x,), (torch.ones(3),)
-    )
+    )[1]
     # d/da of [a0, a1 * 2, a2] along ones is [1, 2, 1]
     expected = [1.0, 2.0, 1.0]
     got = tangent.tolist()
@@ -135,3 +135,225 @@ def _scatter_reduce_prod_drops_tangent() -> str:
         got != expected,
         f"jvp of scatter_reduce(reduce='prod') gives tangent {got}; expected {expected}",
     )
+
+
+# -- select_scatter under vmap (issue 10, item 1) -----------------------------
+# One write, x unbatched (7 rows), the source batched (5 examples): through
+# vmap the gradient to the source comes out multiplied by x.shape[0] = 7.
+
+
+def _vmapped_select_scatter() -> tuple[torch.Tensor, torch.Tensor, Callable[..., torch.Tensor]]:
+    x = torch.arange(28.0).reshape(7, 4)
+    src = torch.ones(5, 4)
+    return x, src, torch.func.vmap(lambda s: x.select_scatter(s, 0, 1))
+
+
+@claim(
+    "select_scatter_vmap_grad_scaled",
+    "under torch.func.vmap, autograd's gradient to the source of x.select_scatter(src, dim, i) "
+    "is x.shape[dim] times too large, even for a single write",
+    bug=True,
+)
+def _select_scatter_vmap_grad_scaled() -> str:
+    x, src, batched = _vmapped_select_scatter()
+    src.requires_grad_(True)
+    out = batched(src)
+    (grad,) = torch.autograd.grad(out.sum(), src)
+    values = sorted(set(grad.flatten().tolist()))
+    return expect(
+        values == [float(x.shape[0])],
+        f"autograd.grad through vmap gives {values} for every element of the source "
+        f"where 1.0 is right: x.shape[0] = {x.shape[0]} times too large",
+    )
+
+
+@claim(
+    "select_scatter_vmap_vjp_scaled",
+    "torch.func.vjp of a vmapped select_scatter gives the same scaled gradient to the source",
+    bug=True,
+)
+def _select_scatter_vmap_vjp_scaled() -> str:
+    x, src, batched = _vmapped_select_scatter()
+    result = torch.func.vjp(batched, src)  # (output, pullback); typed as a longer tuple
+    out, pull = result[0], result[1]
+    (grad,) = pull(torch.ones_like(out))
+    values = sorted(set(grad.flatten().tolist()))
+    return expect(
+        values == [float(x.shape[0])],
+        f"torch.func.vjp of the vmapped function gives {values}; 1.0 is right",
+    )
+
+
+@claim(
+    "select_scatter_vmap_of_grad_right",
+    "vmap(grad(f)) of a select_scatter write gives the right gradient to the source",
+)
+def _select_scatter_vmap_of_grad_right() -> str:
+    x, src, _ = _vmapped_select_scatter()
+    per_example = torch.func.vmap(torch.func.grad(lambda s: x.select_scatter(s, 0, 1).sum()))
+    values = sorted(set(per_example(src).flatten().tolist()))
+    return expect(values == [1.0], f"vmap(grad(f)) gives {values}, the right 1.0")
+
+
+@claim(
+    "select_scatter_vmap_is_expanded_scatter",
+    "under vmap, functorch runs select_scatter as a scatter whose index is expanded to the "
+    "whole shape of x, so backward gathers the written row x.shape[dim] times",
+)
+def _select_scatter_vmap_is_expanded_scatter() -> str:
+    x, src, batched = _vmapped_select_scatter()
+    out = batched(src.requires_grad_(True))
+    node = out.grad_fn
+    name = type(node).__name__
+    index = getattr(node, "_saved_index", None)
+    shape = None if index is None else list(index.shape)
+    zero_strides = index is not None and all(s == 0 for s in index.stride())
+    return expect(
+        name == "ScatterBackward0" and shape == [5, *x.shape] and zero_strides,
+        f"the vmapped result's grad_fn is {name}, its saved index has shape {shape} "
+        f"(batch 5 by x's {list(x.shape)}) and {'only zero' if zero_strides else 'real'} strides",
+    )
+
+
+@claim(
+    "slice_scatter_vmap_grad_right",
+    "under vmap, slice_scatter (an arange index, no repeated position) gets the right gradient",
+)
+def _slice_scatter_vmap_grad_right() -> str:
+    x, src, _ = _vmapped_select_scatter()
+    src.requires_grad_(True)
+    out = torch.func.vmap(lambda s: x.slice_scatter(s.unsqueeze(0), 0, 1, 2))(src)
+    (grad,) = torch.autograd.grad(out.sum(), src)
+    values = sorted(set(grad.flatten().tolist()))
+    return expect(values == [1.0], f"slice_scatter through vmap gives {values}, the right 1.0")
+
+
+# -- index_fill under vmap (issue 10, item 1) ----------------------------------
+
+
+@claim(
+    "index_fill_vmap_unbatched_x_last_value",
+    "under vmap, x.index_fill(dim, index, value) with an unbatched x and a batched value "
+    "writes the last example's value into every example",
+    bug=True,
+)
+def _index_fill_vmap_unbatched_x_last_value() -> str:
+    values = torch.tensor([1.0, 2.0, 3.0])
+    index = torch.tensor([1])
+    out = torch.func.vmap(lambda v: torch.zeros(4).index_fill(0, index, v))(values)
+    written = out[:, 1].tolist()
+    return expect(
+        written == [3.0, 3.0, 3.0],
+        f"values {values.tolist()} are written as {written}",
+    )
+
+
+@claim(
+    "index_fill_vmap_batched_x_right",
+    "under vmap, index_fill with a batched x and a batched value is right",
+)
+def _index_fill_vmap_batched_x_right() -> str:
+    values = torch.tensor([1.0, 2.0, 3.0])
+    index = torch.tensor([1])
+    out = torch.func.vmap(lambda x, v: x.index_fill(0, index, v))(torch.zeros(3, 4), values)
+    written = out[:, 1].tolist()
+    return expect(written == values.tolist(), f"values {values.tolist()} are written as {written}")
+
+
+# -- duplicate positions (issue 10, item 5) -------------------------------------
+
+
+@claim(
+    "duplicate_positions_value_grad",
+    "with a position written twice, y = x.clone(); y[i] = v keeps one value but gives every "
+    "value a gradient, as if each had been written",
+    upstream="https://github.com/pytorch/pytorch/issues/146299",
+    bug=True,
+)
+def _duplicate_positions_value_grad() -> str:
+    v = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = torch.zeros(3).clone()
+    y[torch.tensor([0, 0])] = v
+    (grad,) = torch.autograd.grad(y.sum(), v)
+    kept = y[0].item()
+    return expect(
+        grad.tolist() == [1.0, 1.0] and kept in (1.0, 2.0),
+        f"y[0] is {kept} (one of the two values), yet the gradient to v is {grad.tolist()}: "
+        "both values get the gradient of the position",
+    )
+
+
+# -- the mask blend (issue 10, item 8; issue 9, case 10) ----------------------------
+
+
+def _mask_blend_saved(value_requires_grad: bool) -> tuple[int, int]:
+    """Bytes saved for ``x * (1 - m) + v * m`` and the bytes of one full-size mask."""
+    x = torch.rand(1000, requires_grad=True) * 1
+    v = torch.tensor(42.0, requires_grad=value_requires_grad)
+    m = torch.zeros(1000)
+    m[3] = 1.0
+    seen: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        seen[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        y = x * (1 - m) + v * m
+    del y
+    return sum(n for n in seen.values() if n == m.nbytes), m.nbytes
+
+
+@claim(
+    "mask_blend_saves_two_masks_with_value_grad",
+    "x * (1 - m) + v * m saves one full-size mask for backward, and two when v requires grad",
+)
+def _mask_blend_saves_two_masks() -> str:
+    without, mask = _mask_blend_saved(False)
+    with_grad, _ = _mask_blend_saved(True)
+    return expect(
+        (without, with_grad) == (mask, 2 * mask),
+        f"full-size masks saved: {without // mask} when only x requires grad, "
+        f"{with_grad // mask} when v does too ({mask} bytes each)",
+    )
+
+
+@claim(
+    "mask_blend_nonfinite_value_spreads_nan",
+    "x * (1 - m) + v * m with a non-finite v turns every element it does not write into nan",
+)
+def _mask_blend_nonfinite_value_spreads_nan() -> str:
+    x = torch.zeros(4)
+    m = torch.tensor([1.0, 0.0, 0.0, 0.0])
+    results = {}
+    for v in (float("inf"), float("nan")):
+        y = x * (1 - m) + v * m
+        results[repr(v)] = y.tolist()
+        if not bool(torch.isnan(y[1:]).all()):
+            raise ClaimBroken(f"with v = {v} the unwritten elements are {y[1:].tolist()}")
+    return expect(
+        results["inf"][0] == float("inf"),
+        f"writing position 0 of zeros(4): v = inf gives {results['inf']}, "
+        f"v = nan gives {results['nan']}",
+    )
+
+
+# -- errors (issue 10, items 3 and 4) --------------------------------------------
+
+
+@claim(
+    "inference_tensor_write_fails_under_no_grad",
+    "an inference tensor cannot be written in place outside inference_mode, even under no_grad",
+)
+def _inference_tensor_write_fails_under_no_grad() -> str:
+    with torch.inference_mode():
+        cache = torch.zeros(3)
+    try:
+        with torch.no_grad():
+            cache.add_(1)
+    except RuntimeError as error:
+        return expect(
+            "Inplace update to inference tensor outside InferenceMode" in str(error),
+            f"under no_grad: RuntimeError: {str(error)[:60]}...",
+        )
+    raise ClaimBroken("the write under no_grad succeeded")

@@ -48,7 +48,8 @@ ERRORS: tuple[ErrorKind, ...] = (
         r"(?<!view of )a leaf Variable that requires grad (is being|has been) used in an "
         r"in-place operation",
         "You wrote in place into a tensor you created with requires_grad=True (a parameter or "
-        "input). Autograd needs its value as it was to compute its gradient.",
+        "input). After the write it would be the result of an operation, yet backward would "
+        "still accumulate into its .grad as if it were the tensor you made.",
         'x = x.add(1)  # or y = ir.RECIPES["where"](x, index, value) for x[index] = value',
     ),
     ErrorKind(
@@ -57,7 +58,7 @@ ERRORS: tuple[ErrorKind, ...] = (
         r"a view of a leaf Variable that requires grad is being used in an in-place operation",
         "x[index] = value (or an in-place op on a slice) writes through a view into a leaf "
         "that requires grad; the leaf's own value must stay as it was.",
-        'y = ir.RECIPES["select_scatter"](x, index, value)  # instead of x[index] = value',
+        "y = x.clone(); y[index] = value  # instead of x[index] = value on the leaf",
     ),
     ErrorKind(
         "saved-tensor-modified",
@@ -67,7 +68,7 @@ ERRORS: tuple[ErrorKind, ...] = (
         "An operation saved this tensor for backward (sigmoid, exp and tanh save their "
         "output; mul and matmul their inputs). A later in-place write changed it, so "
         "backward would use the wrong values and refuses.",
-        "h = torch.relu(h)  # out of place, instead of h.relu_() or ReLU(inplace=True)",
+        "h = h * 2  # out of place, instead of h.mul_(2) on the tensor backward saved",
     ),
     ErrorKind(
         "graph-interior",
@@ -81,10 +82,20 @@ ERRORS: tuple[ErrorKind, ...] = (
     ErrorKind(
         "multi-output-view",
         "A view returned by a function that returns multiple views",
-        r"This view is the output of a function that returns multiple views",
+        r"is a view and is being modified inplace\. This view is the output of a function "
+        r"that returns multiple views",
         "unbind, split, chunk (and unsqueeze_copy-like ops) return several views of one "
         "tensor; autograd cannot rewrite the gradient of one of them after an in-place write.",
         "first = parts[0].add(1)  # out of place, or parts = [p.clone() for p in x.unbind()]",
+    ),
+    ErrorKind(
+        "multi-output-view-base",
+        "A view from a function that returns multiple views, after its base was modified",
+        r"is a view and its base or another view of its base has been modified inplace",
+        "You took several views at once (unbind, split, chunk), then wrote in place into "
+        "their base (or into one of them); the others cannot be given the new history, so "
+        "using one of them fails, often only when backward reaches it.",
+        "t = t + 1  # out of place, so the pieces keep the values they were taken from",
     ),
     ErrorKind(
         "no-grad-view",
@@ -97,10 +108,31 @@ ERRORS: tuple[ErrorKind, ...] = (
     ErrorKind(
         "custom-function-view",
         "A view returned by a custom Function",
-        r"This view was created inside a custom Function",
+        r"Output \d{1,6} of (?!BackwardHookFunction(?:Backward)? )\w{1,200} is a view and is "
+        r"being modified in ?place\. This view was created inside a custom Function",
         "A torch.autograd.Function returned a view of its input (or the input itself); an "
         "in-place write would bypass its custom backward.",
         "out = MyFunction.apply(x).clone()  # then write into the clone",
+    ),
+    ErrorKind(
+        "backward-hook-view",
+        "An in-place op on the input or output of a module with a full backward hook",
+        # older releases name the node BackwardHookFunctionBackward
+        r"Output \d{1,6} of BackwardHookFunction(?:Backward)? is a view and is being modified "
+        r"in ?place",
+        "register_full_backward_hook wraps the module's inputs and outputs in a custom "
+        "Function (BackwardHookFunction) that returns them as-is; an in-place op on them, "
+        "nn.ReLU(inplace=True) as the module or right after it, writes into that Function's "
+        "output.",
+        "nn.ReLU()  # inplace=False in a module that has a full backward hook",
+    ),
+    ErrorKind(
+        "mark-dirty",
+        "A custom Function marked an input dirty but did not return it",
+        r"Some elements marked as dirty during the forward method were not returned as output",
+        "ctx.mark_dirty(x) tells autograd that forward modified x in place; autograd then "
+        "needs x itself among the outputs to give it its new history.",
+        "return x  # forward returns the tensor it modified and marked dirty",
     ),
     ErrorKind(
         "inference-tensor",
@@ -108,7 +140,8 @@ ERRORS: tuple[ErrorKind, ...] = (
         r"Inplace update to inference tensor outside InferenceMode|"
         r"A view was created in inference mode and",
         "The tensor (or view) was made under torch.inference_mode(), which records no "
-        "version counter, so it cannot be written in place once autograd is back on.",
+        "version counter, so it cannot be written in place anywhere outside "
+        "inference_mode, not even under torch.no_grad().",
         "t = t.clone()  # outside inference_mode, then write into the clone",
     ),
     ErrorKind(
@@ -118,6 +151,15 @@ ERRORS: tuple[ErrorKind, ...] = (
         "expand() and broadcasting views repeat one element with stride 0; a write would hit "
         "the same memory several times.",
         "e = x.expand(3, 4).clone()  # or out of place: e = e + 1",
+    ),
+    ErrorKind(
+        "input-overlap",
+        "An in-place op whose input overlaps the tensor it writes",
+        r"some elements of the input tensor and the written-to tensor refer to a single "
+        r"memory location",
+        "The source and the destination share memory (x[1:].copy_(x[:-1]) reads elements it "
+        "has already written), so the result would depend on the order of the copy.",
+        "x = torch.cat([x[:1], x[:-1]])  # out of place, or x[1:] = x[:-1].clone()",
     ),
     ErrorKind(
         "vmap",
@@ -130,7 +172,7 @@ ERRORS: tuple[ErrorKind, ...] = (
     ErrorKind(
         "output-shape",
         "An in-place result that does not fit the tensor",
-        r"output with shape \[[0-9, ]*\] doesn't match the broadcast shape",
+        r"output with shape \[[0-9, ]{0,200}\] doesn't match the broadcast shape",
         "An in-place op (or out=) must keep the shape of the tensor written; here the other "
         "operand broadcasts to a bigger shape (under vmap: it is batched, the target is not).",
         "x = x + y  # out of place: the result takes the broadcast shape",
@@ -153,23 +195,31 @@ ERRORS: tuple[ErrorKind, ...] = (
 )
 
 _BY_SLUG = {kind.slug: kind for kind in ERRORS}
+# Every repetition is bounded, so a search costs time linear in the message
+# (an unbounded ``[^\]]*`` retried at each "[" of a long message is quadratic).
 _VERSION = re.compile(
-    r"modified by an inplace operation: \[(?P<tensor>[^\]]*\])\]"
-    r"(?:, which is (?P<origin>output \d+ of \w+))?, is at version (?P<now>\d+); "
-    r"expected version (?P<then>\d+) instead"
+    r"modified by an inplace operation: \[(?P<tensor>[^\]]{0,200}\])\]"
+    r"(?:, which is (?P<origin>output \d{1,6} of (?P<op>\w{1,200})))?, "
+    r"is at version (?P<now>\d{1,20}); expected version (?P<then>\d{1,20}) instead"
 )
+#: How torch.compile wraps the eager message (Dynamo's fake-tensor run, or a
+#: backend that traces backward and raises while compiling).
+_COMPILE = re.compile(r"Dynamo failed to run FX node with fake tensors|backend='\w{1,100}' raised")
 
 
 @dataclass(frozen=True)
 class Explanation:
     """What :func:`explain` found; ``str()`` is the plain-words answer.
 
-    ``kind`` is ``None`` for a message the error reference does not cover.
+    ``kind`` is ``None`` for a message the error reference does not cover;
+    ``fix``, when set, is advice for this very message (it names the
+    operation the message names) and replaces the section's general fix.
     """
 
     message: str
     kind: ErrorKind | None
     details: str = ""
+    fix: str = ""
 
     @property
     def recognized(self) -> bool:
@@ -196,34 +246,69 @@ class Explanation:
         lines = [self.kind.title + ".", self.kind.why]
         if self.details:
             lines.append(self.details)
-        lines += [f"Fix: {self.kind.fix}", f"See: {self.kind.url}"]
+        lines += [f"Fix: {self.fix or self.kind.fix}", f"See: {self.kind.url}"]
         return "\n".join(lines)
+
+
+def _message_of(error: object) -> str:
+    """The text of ``error``; an exception whose ``str()`` fails is described instead."""
+    if isinstance(error, str):
+        return str.__str__(error)  # a plain str, whatever a subclass's __str__ does
+    if not isinstance(error, BaseException):
+        raise TypeError(
+            f"explain() takes an exception or its message (a str), not {type(error).__name__}"
+        )
+    try:
+        return str(error)
+    except Exception as failure:  # noqa: BLE001 - an unreadable message: say so, do not fail
+        return f"<{type(error).__name__} whose str() raised {type(failure).__name__}>"
+
+
+def _saved_tensor_advice(op: str) -> str:
+    """The fix for a saved tensor that is the output of ``op`` (e.g. ``Tanh``)."""
+    name = re.sub(r"Backward\d*$", "", op).lower()
+    return (
+        f"h = {name}(...); h = h * 2  # out of place after {name}, whose output backward "
+        f"saved: not h.mul_(2), h[i] = v or an inplace=True layer on {name}'s output"
+    )
 
 
 def explain(error: BaseException | str) -> Explanation:
     """Explain an autograd in-place error (an exception or its message).
 
-    Never raises for an unknown message: the result then says it is not
-    recognised (``recognized`` is ``False``).
+    Never raises for an unknown message, nor for an exception whose ``str()``
+    fails: the result then says it is not recognised (``recognized`` is
+    ``False``). Anything else than an exception or a str is a ``TypeError``.
+    The advice names the operation the message names, and a message that
+    ``torch.compile`` wrapped is explained as the eager error inside it.
 
     >>> print(explain("leaf variable has been moved into the graph interior").url)
     errors.html#error-graph-interior
     >>> explain("CUDA out of memory").recognized
     False
     """
-    message = error if isinstance(error, str) else str(error)
+    message = _message_of(error)
     for known in ERRORS:
-        if re.search(known.pattern, message):
-            details = ""
-            found = _VERSION.search(message)
-            if known.slug == "saved-tensor-modified" and found:
-                origin = found["origin"] or "a saved tensor"
-                details = (
-                    f"The tensor is {origin} ({found['tensor']}); it was saved at version "
-                    f"{found['then']} and is now at version {found['now']}: "
-                    f"{int(found['now']) - int(found['then'])} in-place write(s) since."
-                )
-            return Explanation(message, known, details)
+        if not re.search(known.pattern, message):
+            continue
+        details, fix = [], ""
+        found = _VERSION.search(message)
+        if known.slug == "saved-tensor-modified" and found:
+            origin = found["origin"] or "a saved tensor"
+            details.append(
+                f"The tensor is {origin} ({found['tensor']}); it was saved at version "
+                f"{found['then']} and is now at version {found['now']}: "
+                f"{int(found['now']) - int(found['then'])} in-place write(s) since."
+            )
+            if found["op"]:
+                fix = _saved_tensor_advice(found["op"])
+        if _COMPILE.search(message):
+            details.append(
+                "torch.compile raised it while tracing your function: it is the eager error, "
+                'wrapped; run without torch.compile (or under torch.compiler.set_stance("'
+                'force_eager")) to see the line.'
+            )
+        return Explanation(message, known, " ".join(details), fix)
     return Explanation(message, None)
 
 

@@ -6,10 +6,16 @@ shape, flat positions for ``index_put``/``scatter``, or a chain of
 ``(dim, int | slice)`` steps for ``select_scatter``/``slice_scatter``.
 Recipes never parse indices themselves.
 
-Torch itself does the hard part (the layout rules of mixed basic and advanced
-indexing, bounds checks on index tensors): the plan indexes zero-stride
-coordinate tensors with the user's own index, so the positions it returns are
-exactly those that ``x[index]`` reads, in the same order.
+Torch itself does the hard part. The plan converts the index item by item
+exactly as torch's setitem does (a list holding a list, a slice, ``None``,
+``...`` or a tensor is a tuple of indices, any other list or a NumPy array is
+one index tensor, and so on), then indexes a coordinate tensor with it, so the
+positions it returns are exactly those that ``x[index]`` reads, in the same
+order, with torch's own layout rules and bounds checks.
+
+The common forms (an int, a slice, a tuple of them, one index tensor) take a
+fast path, and the masks and positions of int and slice indices are cached
+(see :func:`clear_cache`), so planning costs far less than the write itself.
 
 >>> import torch
 >>> plan = IndexPlan.of(torch.zeros(2, 3), (1, slice(None, None, 2)))
@@ -17,148 +23,367 @@ exactly those that ``x[index]`` reads, in the same order.
 ('basic', (2,))
 >>> plan.flat_positions()
 tensor([3, 5])
+>>> IndexPlan.of(torch.zeros(3, 4), ([0, 1], [1, 2])).flat_positions()  # rows, then columns
+tensor([1, 6])
+
+``[[0, 1], [1, 2]]`` means the same, as in torch, with torch's deprecation
+warning (:data:`SEQUENCE_AS_TUPLE_WARNING`).
 """
 
 from __future__ import annotations
 
+import math
 import operator
-import sys
-from dataclasses import dataclass
-from typing import Any, Literal
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
 
 import torch
 from torch import Tensor
 
-if sys.version_info >= (3, 12):
-    from functools import cached_property
-else:  # functools' takes an RLock before 3.12, which torch.compile cannot trace
-    from collections.abc import Callable
-    from typing import Generic, TypeVar
+__all__ = ["IndexPlan", "Step", "as_value", "clear_cache"]
 
-    _T = TypeVar("_T")
-
-    class cached_property(Generic[_T]):
-        """A lock-free ``functools.cached_property``."""
-
-        def __init__(self, fn: Callable[[Any], _T]) -> None:
-            self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
-
-        def __get__(self, obj: Any, owner: Any = None) -> _T:
-            if obj is None:
-                return self  # type: ignore[return-value]
-            if self.name not in obj.__dict__:
-                obj.__dict__[self.name] = self.fn(obj)
-            return obj.__dict__[self.name]  # type: ignore[no-any-return]
-
-
-__all__ = ["IndexPlan", "Step", "as_value"]
-
+_T = TypeVar("_T")
 Kind = Literal["basic", "mask", "advanced"]
 #: One step of a basic index: ``(dim, position)`` or ``(dim, slice)``, where
 #: ``dim`` counts the dimensions of the tensor left after the earlier steps.
 Step = tuple[int, int | slice]
 
+_INDEX_DTYPES = (torch.int64, torch.int32, torch.bool)
+_BAD_ITEM = (
+    "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+    "Variables are valid indices (got {})"
+)
+_BAD_DTYPE = "tensors used as indices must be long, int, byte or bool tensors; got {}"
+_UINT8 = (
+    "setitem takes bool masks, not torch.uint8 ones (torch refuses them in most "
+    "forms and deprecates the rest): use mask.bool()"
+)
+#: torch's own warning when a list is read as a tuple of indices.
+SEQUENCE_AS_TUPLE_WARNING = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be "
+    "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will "
+    "be interpreted as tensor index, x[torch.tensor(seq)], which will result either in an "
+    "error or a different result"
+)
 
-def _is_int(item: Any) -> bool:
-    if isinstance(item, bool):  # Python bools index like masks, not like ints
-        return False
-    if isinstance(item, Tensor):
-        return False
-    try:
-        operator.index(item)
-    except TypeError:
-        return False
-    return True
+
+# -- turning a user's index into torch's items ---------------------------------
 
 
-def _canonical(index: Any) -> tuple[Any, ...]:
-    """The index as a tuple, with lists and bools turned into tensors."""
-    items = index if isinstance(index, tuple) else (index,)
-    out = []
-    for item in items:
-        if isinstance(item, bool):
-            item = torch.tensor(item)
-        elif isinstance(item, list):
-            item = torch.as_tensor(item)
-            if item.dtype.is_floating_point or item.dtype.is_complex:
-                raise IndexError(
-                    "tensors used as indices must be long, int, byte or bool tensors; "
-                    f"got a list of {item.dtype}"
-                )
-        elif isinstance(item, Tensor) and (item.is_floating_point() or item.is_complex()):
-            raise IndexError(
-                f"tensors used as indices must be long, int, byte or bool tensors; got {item.dtype}"
-            )
-        elif not (
-            _is_int(item) or isinstance(item, (slice, Tensor)) or item is None or item is Ellipsis
+def _is_ndarray(obj: Any) -> bool:
+    return type(obj).__module__ == "numpy" and type(obj).__name__ == "ndarray"
+
+
+def _is_sequence(obj: Any) -> bool:
+    """Whether torch's indexing sees ``obj`` as a sequence (``PySequence_Check``)."""
+    if isinstance(obj, (dict, Tensor)):
+        return isinstance(obj, Tensor)
+    return isinstance(obj, (list, tuple, range, str, bytes, Sequence)) or _is_ndarray(obj)
+
+
+def _as_tuple(index: Any) -> tuple[Any, ...]:
+    """The index as torch's setitem reads it: a tuple of items.
+
+    A list (not a tuple, tensor or NumPy array) of fewer than 32 items is a
+    tuple of indices when one of its items is a tensor, a sequence, a slice,
+    ``None`` or ``...`` (NumPy's old rule, which torch 2.13 still follows with
+    a deprecation warning); otherwise it is one index.
+    """
+    if isinstance(index, tuple):
+        return tuple(index)
+    if isinstance(index, Tensor) or _is_ndarray(index) or isinstance(index, (str, bytes)):
+        return (index,)
+    if isinstance(index, (list, range)) or (
+        isinstance(index, Sequence) and not isinstance(index, (str, bytes))
+    ):
+        items = list(index)
+        if len(items) < 32 and any(
+            isinstance(i, slice) or i is None or i is Ellipsis or _is_sequence(i) for i in items
         ):
+            warnings.warn(SEQUENCE_AS_TUPLE_WARNING, UserWarning, stacklevel=4)
+            return tuple(items)
+    return (index,)
+
+
+def _sequence_to_tensor(item: Any) -> Tensor:
+    """A list or NumPy array inside an index, as torch converts it: bool stays
+    bool, uint8 stays uint8 (then refused), anything else becomes int64."""
+    # torch's own errors (a ragged list, a list of strings) pass through unchanged
+    tensor = torch.as_tensor(item) if _is_ndarray(item) else torch.tensor(item)
+    if tensor.dtype in (torch.bool, torch.uint8):
+        return tensor
+    if tensor.is_complex():
+        raise IndexError(_BAD_DTYPE.format(f"a sequence of {tensor.dtype}"))
+    return tensor.long()
+
+
+def _item(item: Any) -> Any:
+    """One item of the index tuple, in the form the plan keeps."""
+    if item is None or item is Ellipsis or type(item) is int or type(item) is slice:
+        return item
+    if isinstance(item, bool):  # Python bools index like 0-d masks, not like ints
+        return torch.tensor(item)
+    if isinstance(item, Tensor):
+        if item.dtype not in _INDEX_DTYPES:
+            if item.dtype == torch.uint8:
+                raise IndexError(_UINT8)
+            raise IndexError(_BAD_DTYPE.format(item.dtype))
+        return item
+    if _is_ndarray(item) and item.ndim == 0 and item.dtype.kind in "iu":
+        return operator.index(item)  # torch reads a 0-d integer array as an int
+    if _is_ndarray(item) or isinstance(item, (list, tuple, range)):
+        tensor = _sequence_to_tensor(item)
+        if tensor.dtype == torch.uint8:
+            raise IndexError(_UINT8)
+        return tensor
+    if isinstance(item, (str, bytes)):  # torch: "new(): invalid data type 'str'"
+        raise TypeError(f"an index cannot be a {type(item).__name__} ({item!r})")
+    try:
+        return operator.index(item)  # NumPy integers and other __index__ objects
+    except TypeError:
+        raise IndexError(_BAD_ITEM.format(type(item).__name__)) from None
+
+
+def _items(index: Any) -> tuple[Any, ...]:
+    return tuple(_item(i) for i in _as_tuple(index))
+
+
+def _check_layout(x: Any) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    if x.layout is not torch.strided:
+        if x.is_sparse or x.layout in (
+            torch.sparse_csr,
+            torch.sparse_csc,
+            torch.sparse_bsr,
+            torch.sparse_bsc,
+        ):
+            raise TypeError("Cannot assign to a sparse tensor")
+        raise TypeError(f"Cannot assign to a tensor of layout {x.layout}")
+
+
+# -- a small cache of masks and positions for int/slice indices --------------------
+
+_CACHE: dict[tuple[Any, ...], tuple[Any, tuple[int, ...]]] = {}
+_CACHE_ENTRIES = 128
+_CACHE_ENTRY_BYTES = 8 << 20  # an arange over 1e6 elements fits
+
+
+def clear_cache() -> None:
+    """Forget the cached masks and positions (they are rebuilt on demand).
+
+    >>> clear_cache()
+    """
+    _CACHE.clear()
+
+
+def _caching() -> bool:
+    """Caching is off while torch traces (compile, fake tensors) and in inference mode."""
+    return not (
+        torch.compiler.is_compiling()  # first: dynamo cannot trace the others
+        or torch._C._len_torch_dispatch_stack()
+        or torch.is_inference_mode_enabled()
+    )
+
+
+def _cached(key: tuple[Any, ...], build: Callable[[], _T]) -> _T:
+    """``build()`` (a tensor or a tuple of them), remembered under ``key``.
+
+    A cached tensor that anyone wrote into (its version moved) is rebuilt.
+    """
+    hit = _CACHE.get(key) if _caching() else None  # dynamo cannot trace the version check
+    if hit is not None:
+        value, versions = hit
+        if type(value) is tuple:
+            fresh = all(t._version == v for t, v in zip(value, versions, strict=True))
+        else:
+            fresh = value._version == versions[0] and not value.requires_grad
+        if fresh:
+            return value  # type: ignore[no-any-return]
+    built = build()
+    tensors: tuple[Tensor, ...] = built if isinstance(built, tuple) else (built,)  # type: ignore[assignment]
+    size = sum(t.numel() * t.element_size() for t in tensors)
+    if size <= _CACHE_ENTRY_BYTES and _caching():
+        if len(_CACHE) >= _CACHE_ENTRIES:
+            del _CACHE[next(iter(_CACHE))]
+        _CACHE[key] = (built, tuple(t._version for t in tensors))
+    return built
+
+
+def _arange(numel: int, device: torch.device) -> Tensor:
+    return _cached(("arange", numel, device), lambda: torch.arange(numel, device=device))
+
+
+def _is_batched(t: Tensor) -> bool:
+    return bool(torch._C._functorch.is_batchedtensor(t))
+
+
+# -- the plan ------------------------------------------------------------------------
+
+
+def _basic_steps(shape: torch.Size, items: tuple[Any, ...]) -> tuple[tuple[Step, ...], bool]:
+    """``(steps, has_new_axes)`` of a basic index, with torch's errors."""
+    ndim = len(shape)
+    n_real = 0
+    new_axes = False
+    for i in items:
+        if i is None:
+            new_axes = True
+        elif i is not Ellipsis:
+            n_real += 1
+    if n_real > ndim:
+        if ndim == 0 and len(items) == 1 and type(items[0]) is int:
             raise IndexError(
-                "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
-                f"Variables are valid indices (got {type(item).__name__})"
+                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
             )
-        if isinstance(item, Tensor) and item.dtype == torch.uint8:
-            # getitem still takes (deprecated) byte masks; setitem no longer does
-            raise IndexError("setitem takes bool masks, not torch.uint8 ones: use mask.bool()")
-        out.append(item)
-    return tuple(out)
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    steps: list[Step] = []
+    dim = 0  # dimension of the original tensor
+    out_dim = 0  # dimension of the tensor left after the steps so far
+    for item in items:
+        if item is None:
+            continue
+        if item is Ellipsis:
+            skipped = ndim - n_real
+            dim += skipped
+            out_dim += skipped
+            continue
+        size = shape[dim]
+        if type(item) is slice:
+            step = None if item.step is None else operator.index(item.step)
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            if step is not None and step < 0:
+                raise ValueError("step must be greater than zero")
+            start, stop, step = item.indices(size)
+            stop = max(stop, start)
+            if start != 0 or stop != size or step != 1:
+                steps.append((out_dim, slice(start, stop, step)))
+            out_dim += 1
+        else:
+            if not -size <= item < size:
+                raise IndexError(
+                    f"index {item} is out of bounds for dimension {dim} with size {size}"
+                )
+            steps.append((out_dim, item % size))
+        dim += 1
+    return tuple(steps), new_axes
 
 
-@dataclass(frozen=True, eq=False)
 class IndexPlan:
     """What ``x[index]`` selects, in every form a recipe may need.
 
     Build one with :meth:`IndexPlan.of`. ``kind`` is ``"basic"`` for ints,
     slices, one ``...`` and ``None`` alone; ``"mask"`` for one boolean tensor
     over the leading dimensions; ``"advanced"`` for anything with an index
-    tensor (and for torch's rarely used several ``...``, left to torch).
+    tensor (lists and NumPy arrays included, and torch's rarely used several
+    ``...``). ``index`` is the index as a tuple torch reads the same way as
+    the user's: lists and NumPy arrays converted to tensors as torch converts
+    them, Python bools to 0-d bool tensors.
     """
+
+    __slots__ = (
+        "_cache_key",
+        "_mask",
+        "_new_axes",
+        "_positions",
+        "_result_shape",
+        "_steps",
+        "device",
+        "index",
+        "kind",
+        "shape",
+    )
 
     shape: torch.Size
     device: torch.device
     index: tuple[Any, ...]
     kind: Kind
 
+    def __init__(
+        self, shape: torch.Size, device: torch.device, index: tuple[Any, ...], kind: Kind
+    ) -> None:
+        self.shape, self.device, self.index, self.kind = shape, device, index, kind
+        self._steps: tuple[Step, ...] | None = None
+        self._new_axes: tuple[int, ...] | None = None
+        self._positions: Tensor | None = None
+        self._result_shape: torch.Size | None = None
+        self._mask: Tensor | None = None
+        self._cache_key: tuple[Any, ...] | None = None
+
+    def __repr__(self) -> str:
+        return f"IndexPlan(kind={self.kind!r}, shape={list(self.shape)}, index={self.index!r})"
+
     @classmethod
     def of(cls, x: Tensor, index: Any) -> IndexPlan:
-        """Plan ``x[index]``; raise torch's ``IndexError`` for a bad index.
+        """Plan ``x[index]``; raise torch's error for a bad index.
 
         >>> IndexPlan.of(torch.zeros(3), 5)
         Traceback (most recent call last):
             ...
         IndexError: index 5 is out of bounds for dimension 0 with size 3
         """
-        if not isinstance(x, Tensor):
-            raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
-        items = _canonical(index)
+        _check_layout(x)
+        shape = x.shape
         kind: Kind
-        simple = all(
-            _is_int(i) or isinstance(i, slice) or i is None or i is Ellipsis for i in items
-        )
-        if simple and sum(1 for i in items if i is Ellipsis) <= 1:
+        tp = type(index)
+        # Fast paths: one int, one slice, a tuple of ints and slices, one index tensor.
+        if tp is int or tp is slice:
+            items: tuple[Any, ...] = (index,)
             kind = "basic"
-        elif (
-            len(items) == 1
-            and isinstance(items[0], Tensor)
-            and items[0].dtype == torch.bool
-            and items[0].ndim >= 1
-        ):
-            kind = "mask"
+        elif tp is tuple and all(type(i) is int or type(i) is slice for i in index):
+            items, kind = index, "basic"
+        elif isinstance(index, Tensor):
+            items = (_item(index),)
+            kind = "mask" if index.dtype == torch.bool and index.ndim >= 1 else "advanced"
         else:
-            kind = "advanced"
-        plan = cls(x.shape, x.device, items, kind)
-        plan._validate()
+            items = _items(index)
+            basic = True
+            ellipses = 0
+            for i in items:
+                if i is Ellipsis:
+                    ellipses += 1
+                elif not (i is None or type(i) is int or type(i) is slice):
+                    basic = False
+            if basic and ellipses <= 1:
+                kind = "basic"
+            elif (
+                len(items) == 1
+                and isinstance(items[0], Tensor)
+                and items[0].dtype == torch.bool
+                and items[0].ndim >= 1
+            ):
+                kind = "mask"
+            else:
+                kind = "advanced"
+        plan = cls(shape, x.device, items, kind)
+        if kind == "basic":
+            plan._steps, new_axes = _basic_steps(shape, items)
+            if not new_axes:
+                plan._new_axes = ()
+        elif kind == "mask":
+            mask = items[0]
+            if mask.ndim > len(shape) or mask.shape != shape[: mask.ndim]:
+                raise IndexError(
+                    f"The shape of the mask {list(mask.shape)} at index 0 does not match "
+                    f"the shape of the indexed tensor {list(shape)} at index 0"
+                )
+        else:
+            plan._positions = plan._advanced_positions()  # torch checks the index here
         return plan
 
     @staticmethod
     def items(ndim: int, index: Any) -> tuple[tuple[Any, int | None], ...]:
-        """Each item of ``index`` (lists and bools as tensors) with the first
-        dimension of an ``ndim``-dimensional ``x`` that it indexes (``None`` for
-        ``None`` and ``...``). Bounds are not checked.
+        """Each item of ``index`` (lists, arrays and bools as tensors) with the
+        first dimension of an ``ndim``-dimensional ``x`` that it indexes
+        (``None`` for ``None`` and ``...``). Bounds are not checked.
 
         >>> IndexPlan.items(3, (..., [0, 5]))
         ((Ellipsis, None), (tensor([0, 5]), 2))
         """
-        items = _canonical(index)
+        items = _items(index)
         n_real = sum(
             i.ndim if isinstance(i, Tensor) and i.dtype == torch.bool else 1
             for i in items
@@ -178,67 +403,20 @@ class IndexPlan:
                 dim += item.ndim if is_mask else 1
         return tuple(out)
 
-    # -- validation -------------------------------------------------------
-
-    def _validate(self) -> None:
-        if self.kind == "basic":
-            self.steps  # noqa: B018 - parses and bounds-checks the index
-        elif self.kind == "mask":
-            mask = self.index[0]
-            if mask.ndim > len(self.shape) or mask.shape != self.shape[: mask.ndim]:
-                raise IndexError(
-                    f"The shape of the mask {list(mask.shape)} at index 0 does not match "
-                    f"the shape of the indexed tensor {list(self.shape)} at index 0"
-                )
-        else:
-            self.result_shape  # noqa: B018 - torch checks bounds and mask shapes
-
     # -- basic indices ------------------------------------------------------
 
-    @cached_property
+    @property
     def steps(self) -> tuple[Step, ...]:
         """The basic index as ``select``/``slice`` steps, skipping full slices.
 
         >>> IndexPlan.of(torch.zeros(4, 5), (-1, slice(1, None))).steps
         ((0, 3), (0, slice(1, 5, 1)))
         """
-        if self.kind != "basic":
+        if self._steps is None:
             raise TypeError(f"only basic indices have steps; this index is {self.kind}")
-        items = self.index
-        n_real = sum(1 for i in items if i is not None and i is not Ellipsis)
-        if n_real > len(self.shape):
-            raise IndexError(f"too many indices for tensor of dimension {len(self.shape)}")
-        steps: list[Step] = []
-        dim = 0  # dimension of the original tensor
-        out_dim = 0  # dimension of the tensor left after the steps so far
-        for item in items:
-            if item is None:
-                continue
-            if item is Ellipsis:
-                skipped = len(self.shape) - n_real
-                dim += skipped
-                out_dim += skipped
-                continue
-            size = self.shape[dim]
-            if isinstance(item, slice):
-                if item.step is not None and item.step <= 0:
-                    raise ValueError("step must be greater than zero")
-                start, stop, step = item.indices(size)
-                stop = max(stop, start)
-                if (start, stop, step) != (0, size, 1):
-                    steps.append((out_dim, slice(start, stop, step)))
-                out_dim += 1
-            else:
-                position = operator.index(item)
-                if not -size <= position < size:
-                    raise IndexError(
-                        f"index {position} is out of bounds for dimension {dim} with size {size}"
-                    )
-                steps.append((out_dim, position % size))
-            dim += 1
-        return tuple(steps)
+        return self._steps
 
-    @cached_property
+    @property
     def new_axes(self) -> tuple[int, ...]:
         """Dimensions of ``x[index]`` that ``None`` created (basic indices).
 
@@ -247,66 +425,108 @@ class IndexPlan:
         """
         if self.kind != "basic":
             raise TypeError(f"only basic indices have new axes; this index is {self.kind}")
-        axes, out_dim = [], 0
-        n_real = sum(1 for i in self.index if i is not None and i is not Ellipsis)
-        for item in self.index:
-            if item is None:
-                axes.append(out_dim)
-                out_dim += 1
-            elif item is Ellipsis:
-                out_dim += len(self.shape) - n_real
-            elif isinstance(item, slice):
-                out_dim += 1
-        return tuple(axes)
+        if self._new_axes is None:
+            axes, out_dim = [], 0
+            n_real = sum(1 for i in self.index if i is not None and i is not Ellipsis)
+            for item in self.index:
+                if item is None:
+                    axes.append(out_dim)
+                    out_dim += 1
+                elif item is Ellipsis:
+                    out_dim += len(self.shape) - n_real
+                elif type(item) is slice:
+                    out_dim += 1
+            self._new_axes = tuple(axes)
+        return self._new_axes
+
+    def _key(self) -> tuple[Any, ...]:
+        """A hashable name of ``x``'s shape and device and the positions a basic index writes."""
+        if self._cache_key is None:
+            steps = tuple(
+                (d, s.start, s.stop, s.step) if type(s) is slice else (d, s) for d, s in self.steps
+            )
+            self._cache_key = (self.shape, self.device, *steps)
+        return self._cache_key
+
+    def _basic_index(self) -> tuple[Any, ...]:
+        """The basic index without ``None`` (it moves no position)."""
+        return tuple(i for i in self.index if i is not None)
 
     # -- every index ----------------------------------------------------------
 
-    def _coordinate(self, dim: int) -> Tensor:
-        """Coordinate ``dim`` of each element of ``x[index]``."""
-        size = self.shape[dim]
-        view = [1] * len(self.shape)
-        view[dim] = size
-        grid = torch.arange(size, device=self.device).view(view).expand(self.shape)
-        return grid[self.index]
+    def _advanced_positions(self) -> Tensor:
+        """Flat positions of ``x[index]`` for an advanced index, read by torch."""
+        numel = self.shape.numel()
+        if numel <= _CACHE_ENTRY_BYTES // 8:
+            return _arange(numel, self.device).view(self.shape)[self.index]
+        flat = None
+        strides = torch.empty(self.shape, device="meta").stride()
+        for dim, stride in enumerate(strides):
+            size = self.shape[dim]
+            view = [1] * len(self.shape)
+            view[dim] = size
+            grid = torch.arange(size, device=self.device).view(view).expand(self.shape)
+            term = grid[self.index] * stride
+            flat = term if flat is None else flat + term
+        if flat is None:  # 0-d: index the single position 0
+            return torch.zeros((), dtype=torch.long, device=self.device)[self.index]
+        return flat
 
-    @cached_property
+    @property
     def result_shape(self) -> torch.Size:
         """The shape of ``x[index]``.
 
         >>> IndexPlan.of(torch.zeros(2, 3), (torch.tensor([[0, 1]]), slice(1, None))).result_shape
         torch.Size([1, 2, 2])
         """
-        if self.kind == "mask":
-            mask = self.index[0]
-            return torch.Size((int(mask.sum()),)) + self.shape[mask.ndim :]
-        probe = torch.zeros((), dtype=torch.bool, device=self.device).expand(self.shape)
-        return probe[self.index].shape
+        if self._result_shape is None:
+            if self.kind == "mask":
+                mask = self.index[0]
+                self._result_shape = torch.Size((int(mask.sum()),)) + self.shape[mask.ndim :]
+            elif self._positions is not None:
+                self._result_shape = self._positions.shape
+            elif self.kind == "basic":
+                sizes = list(self.shape)
+                for dim, step in self.steps:
+                    if type(step) is slice:
+                        sizes[dim] = len(range(step.start, step.stop, step.step))
+                    else:
+                        del sizes[dim]
+                for axis in self.new_axes:
+                    sizes.insert(axis, 1)
+                self._result_shape = torch.Size(sizes)
+            else:
+                probe = torch.zeros((), dtype=torch.bool, device=self.device).expand(self.shape)
+                self._result_shape = probe[self.index].shape
+        return self._result_shape
 
     def flat_positions(self) -> Tensor:
         """Row-major positions in ``x.reshape(-1)`` of each element of ``x[index]``.
 
-        The result has the shape of ``x[index]``.
+        The result has the shape of ``x[index]``; do not write into it.
 
         >>> IndexPlan.of(torch.zeros(2, 2), torch.tensor([[True, False], [False, True]])).flat_positions()
         tensor([0, 3])
         """
-        given: Tensor | None = self.index[0] if self.kind == "mask" else None
-        if given is not None and given.ndim == len(self.shape):
-            return given.reshape(-1).nonzero().squeeze(1)
-        if not self.shape:  # 0-d: index the single position 0
-            return torch.zeros((), dtype=torch.long, device=self.device)[self.index]
-        strides = torch.empty(self.shape, device="meta").stride()
-        flat = None
-        for dim, stride in enumerate(strides):
-            term = self._coordinate(dim) * stride
-            flat = term if flat is None else flat + term
-        assert flat is not None
-        return flat.contiguous()
+        if self._positions is not None:
+            return self._positions
+        if self.kind == "mask":
+            given: Tensor = self.index[0]
+            if given.ndim == len(self.shape):
+                return given.reshape(-1).nonzero().squeeze(1)
+            return _arange(self.shape.numel(), self.device).view(self.shape)[given]
+        numel, device = self.shape.numel(), self.device
+        key = ("positions", *self._key())
+        index = self._basic_index()
+        positions = _cached(key, lambda: _arange(numel, device).view(self.shape)[index].clone())
+        if self.new_axes:
+            positions = positions.view(self.result_shape)
+        return positions
 
     def mask(self) -> Tensor:
         """A boolean tensor broadcastable to ``x``'s shape, True where written.
 
-        A mask index is returned as given (no copy); other indices build one.
+        A mask index is returned as given (no copy); do not write into it.
 
         >>> IndexPlan.of(torch.zeros(3), slice(1, None)).mask()
         tensor([False,  True,  True])
@@ -314,25 +534,69 @@ class IndexPlan:
         if self.kind == "mask":
             given: Tensor = self.index[0]
             return given.view(given.shape + (1,) * (len(self.shape) - given.ndim))
-        mask = torch.zeros(self.shape, dtype=torch.bool, device=self.device)
-        mask[self.index] = True
-        return mask
+        if self._mask is not None:
+            return self._mask
+        shape, device = self.shape, self.device
+        if self.kind == "basic":
+            index = self._basic_index()
+
+            def build() -> Tensor:
+                mask = torch.zeros(shape, dtype=torch.bool, device=device)
+                mask[index] = True
+                return mask
+
+            self._mask = _cached(("mask", *self._key()), build)
+        else:  # out of place, so that a batched index works under vmap
+            flat = torch.zeros(shape.numel(), dtype=torch.bool, device=device)
+            hit = torch.ones((), dtype=torch.bool, device=device)
+            self._mask = flat.index_put((self.flat_positions().reshape(-1),), hit).view(shape)
+        return self._mask
+
+    def weights(self, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
+        """``(keep, put)``: ``~mask`` and ``mask`` in ``dtype`` (cached for ints and slices).
+
+        Do not write into them.
+
+        >>> IndexPlan.of(torch.zeros(3), 1).weights(torch.float32)
+        (tensor([1., 0., 1.]), tensor([0., 1., 0.]))
+        """
+        if self.kind != "basic":
+            mask = self.mask()
+            return (~mask).to(dtype), mask.to(dtype)
+        return _cached(
+            ("weights", dtype, *self._key()),
+            lambda: ((~self.mask()).to(dtype), self.mask().to(dtype)),
+        )
+
+    def nonzero(self) -> tuple[Tensor, ...]:
+        """``mask().nonzero(as_tuple=True)`` over ``x``'s shape: one position
+        tensor per dimension, in the order ``x[index]`` reads a basic index
+        (cached for ints and slices). Do not write into them.
+
+        >>> IndexPlan.of(torch.zeros(2, 3), (1, slice(1, None))).nonzero()
+        (tensor([1, 1]), tensor([1, 2]))
+        """
+        if self.kind != "basic":
+            mask = self.mask().expand(self.shape)
+            return mask.nonzero(as_tuple=True)
+        return _cached(("nonzero", *self._key()), lambda: self.mask().nonzero(as_tuple=True))
 
     def spread(self, value: Tensor) -> Tensor:
         """``value`` laid out over ``x``'s shape: equal to it at written positions.
 
         Values elsewhere are unspecified (zero or broadcast copies). A
-        one-element value and a basic index of ints and full slices cost no
-        copy; other values are scattered into a zero tensor.
+        one-element value (except with index tensors, where it is scattered so
+        that each written position sends its own gradient back, as setitem's
+        does) and a basic index of ints and full slices cost no copy; other
+        values are scattered into a zero tensor.
 
         >>> IndexPlan.of(torch.zeros(2, 3), 1).spread(torch.tensor([7.0, 8.0, 9.0]))
         tensor([[7., 8., 9.]])
         """
-        fitted = self.fit(value)
-        if value.numel() == 1:
-            return value.reshape(())
-        value = fitted
-        if self.kind == "basic" and all(not isinstance(s, slice) for _, s in self.steps):
+        if value.numel() == 1 and self.kind != "advanced":
+            return value.reshape(())  # one element always fits
+        value = self.fit(value)
+        if self.kind == "basic" and all(type(s) is not slice for _, s in self.steps):
             for axis in reversed(self.new_axes):
                 value = value.squeeze(axis)
             for dim, _ in reversed(self.steps):
@@ -354,21 +618,27 @@ class IndexPlan:
         """
         target = self.result_shape
         shape = value.shape
+        if shape == target:
+            return value
         while len(shape) > len(target) and shape[0] == 1:  # setitem drops leading 1s
             shape = shape[1:]
-        try:
-            ok = torch.broadcast_shapes(shape, target) == target  # type: ignore[no-untyped-call]
-        except RuntimeError:
-            ok = False
+        ok = len(shape) <= len(target) and all(
+            s == 1 or s == t for s, t in zip(reversed(shape), reversed(target), strict=False)
+        )
         if not ok:
             raise RuntimeError(
                 f"shape mismatch: value tensor of shape {list(value.shape)} cannot be "
                 f"broadcast to indexing result of shape {list(target)}"
             )
-        return value.reshape(shape).expand(target)
+        if shape != value.shape:
+            value = value.reshape(shape)
+        return value.expand(target)
 
     def has_duplicates(self) -> bool:
         """Whether two elements of ``x[index]`` are the same element of ``x``.
+
+        A data-dependent check: it cannot run on an index that ``vmap``
+        batches (then ``TypeError``) or inside ``torch.compile``.
 
         >>> IndexPlan.of(torch.zeros(3), torch.tensor([0, 2, 0])).has_duplicates()
         True
@@ -376,11 +646,28 @@ class IndexPlan:
         if self.kind != "advanced":
             return False
         flat = self.flat_positions().reshape(-1)
+        if _is_batched(flat):
+            raise TypeError("cannot check an index batched by vmap for duplicate positions")
         return bool(flat.numel() != torch.unique(flat).numel())
 
+    def duplicates_checkable(self) -> bool:
+        """Whether :meth:`has_duplicates` can run here: not while ``torch.compile``
+        traces, and not on an index that ``vmap`` batches.
 
-def as_value(value: Any, x: Tensor) -> Tensor:
+        >>> IndexPlan.of(torch.zeros(3), [0, 1]).duplicates_checkable()
+        True
+        """
+        if self.kind != "advanced" or torch.compiler.is_compiling():
+            return False
+        return not _is_batched(self.flat_positions())
+
+
+def as_value(value: Any, x: Tensor, *, shared: bool = False) -> Tensor:
     """``value`` as a tensor of ``x``'s dtype and device, as setitem casts it.
+
+    With ``shared=True`` a Python float becomes a cached 0-d tensor, which
+    the caller must neither write into nor mark as requiring grad (recipes
+    use it; the cache rebuilds a tensor that was changed).
 
     Gradients flow through the cast, so a float64 value that requires grad
     still receives its gradient when written into a float32 ``x``. (Setitem
@@ -396,11 +683,20 @@ def as_value(value: Any, x: Tensor) -> Tensor:
                 f"cannot write a {value.dtype} value into a {x.dtype} tensor: "
                 "the imaginary part would be lost"
             )
+        if value.layout is not torch.strided:
+            raise TypeError(f"value must be a strided (dense) tensor, not {value.layout}")
         return value.to(dtype=x.dtype, device=x.device)
     if isinstance(value, complex) and not x.is_complex():
         raise TypeError(f"cannot write a complex value into a {x.dtype} tensor")
     if not isinstance(value, (bool, int, float, complex)):
-        raise TypeError(
-            f"value must be a Python number or a torch.Tensor, got {type(value).__name__}"
-        )
-    return torch.tensor(value, dtype=x.dtype, device=x.device)
+        try:  # NumPy integers, which setitem takes too
+            value = operator.index(value)
+        except TypeError:
+            raise TypeError(
+                f"value must be a Python number or a torch.Tensor, got {type(value).__name__}"
+            ) from None
+    if shared and type(value) is float and not torch.compiler.is_compiling():
+        dtype, device = x.dtype, x.device  # a cached 0-d tensor: nobody may write into it
+        key = ("scalar", value, math.copysign(1.0, value), dtype, device)
+        return _cached(key, lambda: torch.scalar_tensor(value, dtype=dtype, device=device))
+    return torch.scalar_tensor(value, dtype=x.dtype, device=x.device)

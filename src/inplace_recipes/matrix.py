@@ -4,9 +4,13 @@
 the in-place baseline (``x[index] = value`` on the input itself) and
 ``at(x)[index].set(value)`` under autograd, double backward,
 ``torch.func.grad``, ``torch.func.vmap``, ``torch.compile(fullgraph=True)``,
-``torch.func.functionalize`` and several dtypes and devices, and compares
-each result and gradient with the reference, ``y = x.clone(); y[index] = value``
-in plain eager autograd. Nothing in the table is written by hand.
+``torch.func.functionalize``, forward mode (``torch.func.jvp``, ``jacfwd``,
+``hessian``) and several dtypes and devices, and compares each result and
+derivative with the reference, ``y = x.clone(); y[index] = value``, computed
+without the transform (eager autograd; reverse mode for forward-mode cells).
+A cell is "works", "error" (with torch's message), or "wrong": it ran and
+gave a different answer or changed an input. Nothing in the table is
+written by hand.
 
 >>> m = compatibility_matrix(["where"], columns=["autograd", "int64"])
 >>> m["where", "autograd"].status, m["where", "int64"].status
@@ -33,7 +37,15 @@ from .recipes import RECIPES, NotApplicable, Recipe, UnsupportedValueError, inpl
 from .table import text_table
 from .updates import at
 
-__all__ = ["COLUMNS", "Cell", "CompatibilityMatrix", "compatibility_matrix", "default_rows", "main"]
+__all__ = [
+    "COLUMNS",
+    "DESCRIPTIONS",
+    "Cell",
+    "CompatibilityMatrix",
+    "compatibility_matrix",
+    "default_rows",
+    "main",
+]
 
 Status = Literal["works", "error", "wrong", "n/a"]
 
@@ -46,6 +58,9 @@ COLUMNS: tuple[str, ...] = (
     "vmap value",
     "compile",
     "functionalize",
+    "jvp",
+    "jacfwd",
+    "hessian",
     "float64",
     "complex64",
     "bfloat16",
@@ -53,7 +68,8 @@ COLUMNS: tuple[str, ...] = (
     "cuda",
 )
 
-_DESCRIPTIONS = {
+#: What each column checks, for the page and --help.
+DESCRIPTIONS: dict[str, str] = {
     "autograd": "loss.backward() with x a leaf that requires grad",
     "double backward": "gradients of the gradients (create_graph=True)",
     "func.grad": "torch.func.grad with respect to x and the value",
@@ -61,6 +77,9 @@ _DESCRIPTIONS = {
     "vmap value": "torch.func.vmap over a batch of values (x shared), forward and backward",
     "compile": "torch.compile(fullgraph=True), forward and backward",
     "functionalize": "torch.func.functionalize, forward and backward",
+    "jvp": "torch.func.jvp (forward mode): the result and its tangent",
+    "jacfwd": "torch.func.jacfwd (forward mode under vmap): the Jacobian to x and to the value",
+    "hessian": "torch.func.hessian (forward over reverse) of the loss, to x and the value",
     "float64": "autograd in float64",
     "complex64": "autograd in complex64",
     "bfloat16": "autograd in bfloat16",
@@ -223,9 +242,12 @@ def _run_autograd(fn: Callable[..., Tensor], inputs: Sequence[Tensor]) -> tuple[
     )
 
 
-def _agree(got: Sequence[Tensor], want: Sequence[Tensor]) -> Cell:
-    labels = ["result", "gradient to x", "gradient to value"]
-    for label, a, b in zip(labels, got, want, strict=False):
+def _agree(
+    got: Sequence[Tensor],
+    want: Sequence[Tensor],
+    labels: Sequence[str] = ("result", "gradient to x", "gradient to value"),
+) -> Cell:
+    for label, a, b in zip(labels, got, want, strict=True):
         if a.shape != b.shape or not close(a, b.to(a.dtype)):
             return Cell("wrong", f"{label} differs from clone + setitem")
     return Cell("works")
@@ -241,6 +263,40 @@ def _from_report(fn: Recipe, x: Tensor, index: Any, value: Tensor, **kwargs: Any
     if not result.ok:
         return Cell("wrong", "; ".join(result.problems))
     return Cell("works")
+
+
+def _forward_mode(column: str, call: Callable[[Tensor, Tensor], Tensor], case: _Case) -> Cell:
+    """``jvp``, ``jacfwd`` and ``hessian`` of ``call``, against references that use no forward mode.
+
+    Writing is linear in ``(x, value)``, so the tangent of the reference is
+    the same write applied to the tangents; Jacobians and Hessians of the
+    reference come from reverse mode (``torch.autograd.functional``).
+    """
+    x, index, v = case.x, case.index, case.value
+
+    def reference(a: Tensor, b: Tensor) -> Tensor:
+        return _reference(a, index, b)
+
+    if column == "jvp":
+        tx, tv = case.batched(x, 3)[0], case.batched(v, 4)[0]
+        primal_and_tangent = torch.func.jvp(call, (x, v), (tx, tv))
+        out, tangent = primal_and_tangent[0], primal_and_tangent[1]
+        want = (reference(x, v), reference(tx, tv))
+        return _agree((out, tangent), want, ("result", "tangent (jvp)"))
+    if column == "jacfwd":
+        got = torch.func.jacfwd(call, argnums=(0, 1))(x, v)
+        want = torch.autograd.functional.jacobian(reference, (x, v))  # type: ignore[no-untyped-call]
+        return _agree(got, want, ("Jacobian to x", "Jacobian to value"))
+    hessian = torch.func.hessian(lambda a, b: default_loss(call(a, b)), argnums=(0, 1))(x, v)
+    expected = torch.autograd.functional.hessian(  # type: ignore[no-untyped-call]
+        lambda a, b: default_loss(reference(a, b)), (x, v)
+    )
+    pairs = [("x", "x"), ("x", "value"), ("value", "x"), ("value", "value")]
+    return _agree(
+        [hessian[i][j] for i in range(2) for j in range(2)],
+        [expected[i][j] for i in range(2) for j in range(2)],
+        [f"Hessian block ({a}, {b})" for a, b in pairs],
+    )
 
 
 def _check(column: str, fn: Recipe, case: _Case) -> Cell:
@@ -275,6 +331,8 @@ def _check(column: str, fn: Recipe, case: _Case) -> Cell:
         torch._dynamo.reset()
         compiled = torch.compile(call, fullgraph=True)
         return _agree(_run_autograd(compiled, (x, v)), want)
+    if column in ("jvp", "jacfwd", "hessian"):
+        return _forward_mode(column, call, case)
     n = case.batch
     if column == "vmap x":
         xs = case.batched(x, 1)
@@ -337,8 +395,8 @@ def compatibility_matrix(
             v = value.reshape(-1)[:1].reshape(())  # a recipe that writes one value
         except Exception:  # noqa: BLE001, S110 - each cell reports it
             pass
-        case = _Case(x, index, v, batch)
         for col in cols:
+            case = _Case(x.clone(), index, v.clone(), batch)  # a cell that writes spoils no other
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 try:
@@ -347,6 +405,11 @@ def compatibility_matrix(
                     cells[name, col] = Cell("n/a", str(exc))
                 except Exception as exc:  # noqa: BLE001 - the table reports what torch raises
                     cells[name, col] = Cell("error", _first_line(exc))
+            changed = [
+                n for n, a, b in (("x", case.x, x), ("value", case.value, v)) if not a.equal(b)
+            ]
+            if changed:
+                cells[name, col] = Cell("wrong", f"changed its input {' and '.join(changed)}")
         timings[name] = time.perf_counter() - row_start
     if "compile" in cols:
         torch._dynamo.reset()
@@ -368,13 +431,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--markdown", action="store_true", help="print a Markdown table")
     out.add_argument("--json", action="store_true", help="print one JSON record per cell")
+    rows = list(default_rows())
     parser.add_argument(
-        "--rows", nargs="+", help=f"rows to run (default: all of {list(default_rows())})"
+        "--rows",
+        nargs="+",
+        choices=rows,
+        metavar="ROW",
+        help=f"rows to run (default: all of {rows})",
     )
     parser.add_argument(
         "--columns", nargs="+", choices=COLUMNS, help="checks to run (default: all)"
     )
-    args = parser.parse_args(list(argv or []))
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     matrix = compatibility_matrix(args.rows, columns=args.columns)
     if args.json:
         text = matrix.to_json()

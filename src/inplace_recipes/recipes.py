@@ -58,14 +58,46 @@ class UnsupportedValueError(NotApplicable, ValueError):
 #: The signature every recipe shares.
 Recipe = Callable[[Tensor, Any, Any], Tensor]
 
+#: Dtypes that a Python float is written into exactly as setitem writes it,
+#: so the recipes hand it to torch as a number, with no tensor to build.
+_FLOAT_DTYPES = (torch.float32, torch.float64)
+
 
 def _prepare(x: Tensor, index: Any, value: Any) -> tuple[IndexPlan, Tensor]:
     """Plan the index, cast the value to ``x``'s dtype and check that it fits."""
     plan = IndexPlan.of(x, index)
-    v = as_value(value, x)
+    v = as_value(value, x, shared=True)
     if v.numel() != 1:  # one element always fits; skip counting a mask's True entries
         plan.fit(v)
     return plan, v
+
+
+def _plain_float(x: Tensor, value: Any) -> bool:
+    """Whether ``value`` is a Python float that torch can take as it is."""
+    return type(value) is float and x.dtype in _FLOAT_DTYPES
+
+
+def _in_transform() -> bool:
+    """Whether a ``torch.func`` transform (``vmap``, ``grad``, ``jvp``, ...) is active."""
+    return torch._C._functorch.maybe_current_level() is not None
+
+
+def _refuse_duplicates_for_grad(name: str, plan: IndexPlan, value: Any) -> None:
+    """Refuse duplicate positions when the value's gradient would differ from torch's.
+
+    Setitem sends a one-element value one gradient per index entry, so twice
+    for a position named twice; a mask names it once. The check reads the
+    index's data, so it runs only in eager mode (see :meth:`IndexPlan.duplicates_checkable`).
+    """
+    if not (isinstance(value, Tensor) and value.requires_grad and plan.kind == "advanced"):
+        return
+    if plan.duplicates_checkable() and plan.has_duplicates():
+        raise UnsupportedIndexError(
+            f"recipe {name!r} cannot write one value that requires grad to duplicate "
+            "positions: setitem sends it one gradient per index entry, a mask one per "
+            "position. Use recipe 'index_put' or 'where' (exact), or, to add rather than "
+            "overwrite, at(x)[index].add(value) or x.index_put(indices, value, accumulate=True)"
+        )
 
 
 def inplace_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
@@ -90,20 +122,38 @@ def mask_blend(x: Tensor, index: Any, value: Any) -> Tensor:
     torch with ``x``'s dtype and device (a NumPy mask turns float32 into
     float64).
 
-    Pitfalls: multiplying by zero does not erase ``inf`` or ``nan``, so a
-    non-finite entry of ``x`` at an overwritten position, or a non-finite
-    ``value``, turns into ``nan``. It builds and saves a full-size mask of
-    ``x``'s dtype for backward (4 bytes an element in float32).
+    Pitfalls: multiplying by zero does not erase ``inf`` or ``nan``
+    (``inf * 0`` is ``nan``). A non-finite number as the value turns every
+    element that is *not* written into ``nan`` (the written ones are right):
+    ``mask_blend(torch.zeros(3), 0, float("inf"))`` is ``[inf, nan, nan]``.
+    A value tensor with non-finite entries does the same wherever the blend
+    lays a copy of them over unwritten elements (for a row, every other row;
+    for a mask or index tensors, nowhere, as it is scattered into zeros). A
+    non-finite entry of ``x`` at a written position turns that element into
+    ``nan``. Float16 overflow is a non-finite value too. The blend also builds
+    and saves a full-size mask of ``x``'s dtype for backward (4 bytes an
+    element in float32).
+
+    With index tensors that name a position twice, values and gradients match
+    setitem's (the value is scattered first).
 
     >>> mask_blend(torch.ones(3), 1, 5.0)
     tensor([1., 5., 1.])
     """
-    plan, v = _prepare(x, index, value)
-    put = plan.mask()
+    plan = IndexPlan.of(x, index)
+    if plan.kind == "basic":
+        keep, put = plan.weights(x.dtype)
+        if _plain_float(x, value):
+            blended: Tensor = x * keep + put * value
+            return blended
+    else:  # bool weights: x's dtype wins the promotion (0-d values are tensors below)
+        put = plan.mask()
+        keep = ~put
+    v = as_value(value, x)
     spread = plan.spread(v)
     if x.dtype == torch.bool:
-        return (x & ~put) | (spread & put)
-    return x * (~put).to(x.dtype) + spread * put.to(x.dtype)
+        return (x & keep) | (spread & put)
+    return x * keep + spread * put
 
 
 def where(x: Tensor, index: Any, value: Any) -> Tensor:
@@ -115,12 +165,18 @@ def where(x: Tensor, index: Any, value: Any) -> Tensor:
     negative), the gradient becomes ``nan``. The fix is a second ``where``
     that makes the input of that op safe. Here both branches are inputs, so
     the recipe itself is safe. It saves the boolean mask (one byte per
-    element) for backward.
+    element) for backward. With index tensors that name a position twice,
+    values and gradients match setitem's (the value is scattered first).
 
     >>> where(torch.ones(3), torch.tensor([True, False, True]), 0.0)
     tensor([0., 1., 0.])
     """
-    plan, v = _prepare(x, index, value)
+    plan = IndexPlan.of(x, index)
+    if _plain_float(x, value):
+        return torch.where(plan.mask(), value, x)
+    v = as_value(value, x)
+    if v.numel() != 1:
+        plan.fit(v)
     return torch.where(plan.mask(), plan.spread(v), x)
 
 
@@ -140,6 +196,8 @@ def clone_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
     """
     if not isinstance(x, Tensor):
         raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    if x.layout is not torch.strided:
+        IndexPlan.of(x, index)  # torch's own message for sparse tensors
     # setitem with index tensors refuses a value of another dtype: pass the cast one
     v = value if type(value) in (bool, int, float) else as_value(value, x)
     y = x.clone()
@@ -157,48 +215,61 @@ def clone_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
 
 
 def index_put(x: Tensor, index: Any, value: Any) -> Tensor:
-    """Out-of-place ``Tensor.index_put`` on the flat positions of the index.
+    """Out-of-place ``Tensor.index_put`` on the positions of the index.
 
-    Pitfall: with duplicate positions, which write wins is undefined (on CUDA
-    it varies from run to run); ``accumulate=True`` adds them instead. It
-    saves the positions (8 bytes each) for backward.
+    A mask goes to ``index_put`` as it is; ints and slices as the cached
+    ``mask.nonzero(as_tuple=True)`` of their positions; other index tensors
+    as flat positions. With duplicate positions, values and gradients match
+    setitem's on the CPU, as both run the same kernel in the same order: the
+    last write wins (``index_put`` leaves it undefined, and on CUDA it varies
+    from run to run); ``accumulate=True`` adds them instead. It saves the
+    positions (8 bytes each) for backward.
 
     >>> index_put(torch.zeros(4), torch.tensor([3, 0]), torch.tensor([1.0, 2.0]))
     tensor([2., 0., 0., 1.])
     """
     plan, v = _prepare(x, index, value)
+    if plan.kind == "mask":
+        return x.index_put((plan.index[0],), plan.fit(v) if v.numel() != 1 else v)
+    if plan.kind == "basic" and x.ndim:
+        source = v if v.ndim == 0 else v.reshape(()) if v.numel() == 1 else plan.fit(v).reshape(-1)
+        return x.index_put(plan.nonzero(), source)
     flat = x.reshape(-1).index_put((plan.flat_positions(),), plan.fit(v))
     return flat.view(x.shape)
 
 
 def scatter(x: Tensor, index: Any, value: Any) -> Tensor:
-    """``masked_scatter`` for a mask, ``torch.scatter`` on flat positions otherwise.
+    """``torch.scatter`` on the flat positions of the index.
 
-    Pitfall: ``scatter`` with duplicate positions keeps one write, undefined
-    which; ``scatter_reduce``/``scatter_add`` combine them instead.
+    ``x.reshape(-1).scatter(0, positions, source)``; a mask's positions come
+    from ``nonzero``, those of ints and slices from a cache. With duplicate
+    positions, values and gradients match setitem's on the CPU (the last
+    write wins); ``scatter_reduce``/``scatter_add`` combine them instead.
 
     >>> scatter(torch.zeros(3), torch.tensor([False, True, True]), torch.tensor([4.0, 5.0]))
     tensor([0., 4., 5.])
     """
-    plan, v = _prepare(x, index, value)
-    source = plan.fit(v)
-    if plan.kind == "mask":
-        return x.masked_scatter(plan.mask(), source.contiguous())
+    plan = IndexPlan.of(x, index)
     positions = plan.flat_positions().reshape(-1)
-    flat = x.reshape(-1).scatter(0, positions, source.reshape(-1))
-    return flat.view(x.shape)
+    if _plain_float(x, value):
+        return x.reshape(-1).scatter(0, positions, value).view(x.shape)
+    v = as_value(value, x)
+    source = plan.fit(v).reshape(-1)
+    return x.reshape(-1).scatter(0, positions, source).view(x.shape)
 
 
-def _scatter_steps(base: Tensor, steps: tuple[Any, ...], part: Tensor) -> Tensor:
+def _scatter_steps(base: Tensor, steps: tuple[Any, ...], part: Tensor, exact_vmap: bool) -> Tensor:
     """Write ``part`` into ``base`` through a chain of select/slice steps."""
     if not steps:
         return part.expand(base.shape)
     (dim, where_), rest = steps[0], steps[1:]
     if isinstance(where_, slice):
         inner = base[(slice(None),) * dim + (where_,)]
-        src = _scatter_steps(inner, rest, part)
+        src = _scatter_steps(inner, rest, part, exact_vmap)
         return base.slice_scatter(src, dim, where_.start, where_.stop, where_.step)
-    src = _scatter_steps(base.select(dim, where_), rest, part)
+    src = _scatter_steps(base.select(dim, where_), rest, part, exact_vmap)
+    if exact_vmap:  # select_scatter's gradient is wrong under vmap; a 1-long slice is not
+        return base.slice_scatter(src.unsqueeze(dim), dim, where_, where_ + 1)
     return base.select_scatter(src, dim, where_)
 
 
@@ -208,12 +279,16 @@ def select_scatter(x: Tensor, index: Any, value: Any) -> Tensor:
     Takes basic indices only (ints, slices, ``...``, ``None``); it raises
     ``TypeError`` for index tensors. Nothing is saved for backward. Torch
     has no complex autograd for these two ops, so complex tensors are
-    written as real pairs through ``torch.view_as_real``.
+    written as real pairs through ``torch.view_as_real``. An index that
+    overwrites every element is written as ``torch.where(True, value, x)``,
+    so that ``x`` stays in the graph (with a zero gradient, as setitem's).
 
-    Pitfall: under ``torch.func.vmap``, autograd through ``select_scatter``
-    whose source depends on ``x`` gives ``x`` a wrong gradient in torch 2.13,
-    so an index of two or more steps (``x[1, ::2]``) has wrong gradients
-    there (see the compatibility matrix); ``index_put`` is right.
+    Torch pitfall, avoided here: under ``torch.func.vmap``, torch 2.13's
+    ``select_scatter`` sends the written *source* ``x.shape[dim]`` times its
+    gradient, even for a one-step write and whether or not ``x`` is batched
+    (``slice_scatter`` is right). Inside any ``torch.func`` transform this
+    recipe therefore writes each int step as ``slice_scatter`` over a slice
+    of length one.
 
     >>> select_scatter(torch.zeros(2, 3), (1, slice(None, None, 2)), 1.0)
     tensor([[0., 0., 0.],
@@ -228,46 +303,55 @@ def select_scatter(x: Tensor, index: Any, value: Any) -> Tensor:
     part = plan.fit(v)
     for axis in reversed(plan.new_axes):
         part = part.squeeze(axis)
-    if not plan.steps:  # the whole tensor is overwritten
-        return part.expand(x.shape).clone()
+    if not plan.steps:  # the whole tensor is overwritten: keep x in the graph
+        every = torch.ones((), dtype=torch.bool, device=x.device)
+        return torch.where(every, part.expand(x.shape), x)
+    exact_vmap = _in_transform()
     if x.is_complex():  # select_scatter has no complex autograd: write real pairs
         pairs = torch.view_as_real(x.resolve_conj())
-        written = _scatter_steps(pairs, plan.steps, torch.view_as_real(part.resolve_conj()))
+        written = _scatter_steps(
+            pairs, plan.steps, torch.view_as_real(part.resolve_conj()), exact_vmap
+        )
         return torch.view_as_complex(written)
-    return _scatter_steps(x, plan.steps, part)
+    return _scatter_steps(x, plan.steps, part, exact_vmap)
 
 
 def masked_fill(x: Tensor, index: Any, value: Any) -> Tensor:
-    """``index_fill`` along one dimension, ``masked_fill`` otherwise.
+    """``x.masked_fill(mask, value)``.
 
     Writes a single value (a number or a one-element tensor, which receives
-    its gradient); it raises ``ValueError`` for a tensor of values. Pitfall
-    avoided: under ``torch.func.vmap`` with a batched one-element value,
-    torch 2.13's ``index_fill`` writes the last batch's value into every
-    batch, so a tensor value always goes through ``masked_fill``.
+    its gradient); it raises ``ValueError`` for a tensor of values. The mask
+    of ints and slices comes from a cache.
+
+    Duplicates: a mask names each position once, so with index tensors that
+    name a position twice a value that requires grad would get a smaller
+    gradient than setitem gives it. In eager mode the recipe checks and
+    refuses that case (pointing to ``index_put``); the check reads the
+    index's data, so it cannot run while ``torch.compile`` traces or on an
+    index batched by ``vmap``, and there the gradient counts each position
+    once. Values and forward-mode derivatives are right in every case.
+
+    Torch pitfall: under ``torch.func.vmap``, torch 2.13's ``index_fill``
+    with an unbatched ``x`` and a batched one-element value writes the last
+    batch's value into every batch (a batched ``x`` is right); this recipe
+    does not use ``index_fill``.
 
     >>> masked_fill(torch.zeros(2, 3), (slice(None), 1), 9.0)
     tensor([[0., 9., 0.],
             [0., 9., 0.]])
     """
-    plan, v = _prepare(x, index, value)
+    plan = IndexPlan.of(x, index)
+    if _plain_float(x, value):
+        return x.masked_fill(plan.mask(), value)
+    v = as_value(value, x)
     if v.numel() != 1:
+        plan.fit(v)  # a value that does not fit is torch's shape error first
         raise UnsupportedValueError(
             "recipe 'masked_fill' writes a single value, not a value of shape "
             f"{list(v.shape)}; use 'where' or 'index_put'"
         )
-    fill = v.reshape(())
-    # index_fill with a tensor value is wrong under vmap when the value is
-    # batched (torch 2.13 writes the last batch's value everywhere), so only
-    # a Python number, which cannot be batched, takes this path.
-    if plan.kind == "basic" and len(plan.steps) == 1 and not isinstance(value, Tensor):
-        dim, where_ = plan.steps[0]
-        if isinstance(where_, slice):
-            positions = torch.arange(where_.start, where_.stop, where_.step, device=x.device)
-        else:
-            positions = torch.tensor([where_], device=x.device)
-        return x.index_fill(dim, positions, fill)
-    return x.masked_fill(plan.mask(), fill)
+    _refuse_duplicates_for_grad("masked_fill", plan, value)
+    return x.masked_fill(plan.mask(), v.reshape(()))
 
 
 RECIPES: Mapping[str, Recipe] = MappingProxyType(

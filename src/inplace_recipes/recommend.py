@@ -22,6 +22,7 @@ from typing import Any
 from torch import Tensor
 
 from .indexing import IndexPlan
+from .recipes import RECIPES
 
 __all__ = ["PREFERENCES", "best_recipe", "ranking", "write_kind"]
 
@@ -120,7 +121,7 @@ def ranking(
     for r in results["records"]:
         if (r["device"], r["mode"]) != ("cpu", "eager") or r["size"] not in wanted:
             continue
-        if r["entry"] in {"inplace", "plain_clone", "inplace_on_clone"} or not r["correct"]:
+        if r["entry"] not in RECIPES or not r["correct"]:  # baselines, raw one-liners, at()
             continue
         ratio = r["ratio_forward_backward"]
         if ratio:

@@ -1,8 +1,10 @@
 """A functional index update, ``at(x)[index].set(value)``, modelled on JAX's ``x.at[]``.
 
-Each method returns a new tensor and never changes ``x``; gradients reach
-``x`` and the value under autograd, ``torch.func`` transforms and
-``torch.compile``.
+The rule: **exact, or a clear error.** Each method gives what plain torch
+gives for ``y = x.clone()`` followed by the in-place statement below (value,
+dtype, gradient to ``x`` and to the value, in reverse and forward mode), or
+raises an error that names the problem. It returns a new tensor and never
+changes ``x``.
 
 ============================  ===========================================
 ``at(x)[idx].set(v)``         ``y = x.clone(); y[idx] = v``
@@ -13,7 +15,7 @@ Each method returns a new tensor and never changes ``x``; gradients reach
 ``at(x)[idx].power(v)``       ``y[idx] **= v``
 ``at(x)[idx].min(v)``         ``y[idx] = torch.minimum(y[idx], v)``
 ``at(x)[idx].max(v)``         ``y[idx] = torch.maximum(y[idx], v)``
-``at(x)[idx].apply(fn)``      ``y[idx] = fn(y[idx])``
+``at(x)[idx].apply(fn)``      ``y[idx] = fn(x[idx])``
 ``at(x)[idx].get()``          ``x[idx]``
 ============================  ===========================================
 
@@ -33,12 +35,11 @@ from collections.abc import Callable
 from typing import Any, Literal, get_args
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from .indexing import IndexPlan, as_value
 from .recipes import RECIPES
-from .recommend import best_recipe
+from .recommend import PREFERENCES, best_recipe
 
 __all__ = ["MODES", "Mode", "at"]
 
@@ -46,22 +47,26 @@ __all__ = ["MODES", "Mode", "at"]
 Mode = Literal["promise_in_bounds", "clip", "drop", "fill"]
 MODES: tuple[str, ...] = get_args(Mode)
 
-Op = Literal["add", "multiply", "divide", "power", "min", "max"]
-_REDUCE = {"multiply": "prod", "min": "amin", "max": "amax"}
-_COMBINE: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
+Op = Literal["add", "subtract", "multiply", "divide", "power", "min", "max"]
+_COMBINE: dict[str, Callable[[Tensor, Any], Tensor]] = {
     "add": torch.add,
+    "subtract": torch.sub,
     "multiply": torch.mul,
     "divide": torch.div,
     "power": torch.pow,
     "min": torch.minimum,
     "max": torch.maximum,
 }
+_REDUCE = {"min": "amin", "max": "amax"}
 #: Recipes the default avoids inside ``torch.func`` transforms (torch 2.13):
 #: ``vmap`` refuses setitem into a clone for a batched value; autograd
 #: through ``vmap`` counts x's gradient twice for a chain of
 #: ``select_scatter(x, f(x.select(...)))`` (see the compatibility matrix); and
 #: ``index_fill`` under ``vmap`` writes the last batch's fill value everywhere.
 _NOT_UNDER_TRANSFORMS = frozenset({"clone", "select_scatter", "masked_fill"})
+_clone_setitem = RECIPES["clone"]
+_current_level = torch._C._functorch.maybe_current_level
+_is_batched = torch._C._functorch.is_batchedtensor
 
 
 def _check_mode(mode: str | None) -> None:
@@ -69,16 +74,31 @@ def _check_mode(mode: str | None) -> None:
         raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))} or None, got {mode!r}")
 
 
+def _check_writable(x: Tensor) -> None:
+    """Refuse sparse and other non-strided tensors as setitem does."""
+    if x.layout != torch.strided:
+        raise RuntimeError(f"Cannot assign to a sparse tensor (layout {x.layout})")
+
+
 def _in_functorch_transform() -> bool:
-    return torch._C._functorch.maybe_current_level() is not None
+    return _current_level() is not None
+
+
+#: Whether :func:`best_recipe` answers ``clone`` for every index (the
+#: committed ranking's first choice everywhere), so that ``set`` need not plan
+#: the index to know it. Read once: ``clone`` is the reference and exact for
+#: every index, so a later change to the ranking can only cost speed.
+_ALWAYS_CLONE = all(names[0] == "clone" for names in PREFERENCES.values())
 
 
 def default_method(x: Tensor, index: Any, value: Any) -> str:
     """The recipe ``set`` uses: :func:`~inplace_recipes.recommend.best_recipe`'s
-    choice, except that inside a ``torch.func`` transform ``clone`` (which
-    ``vmap`` refuses for a batched value), ``select_scatter`` (whose gradient
-    to x is wrong through ``vmap``) and ``masked_fill`` (whose ``index_fill``
-    writes one batch's value everywhere under ``vmap``) become ``index_put``.
+    choice, except inside a ``torch.func`` transform, where it is
+    ``index_put``: ``clone`` fails under ``vmap`` for a batched value,
+    ``select_scatter``'s gradient to x is wrong through ``vmap``,
+    ``masked_fill``'s ``index_fill`` writes one batch's value everywhere under
+    ``vmap``, and ``index_put`` needs no data-dependent duplicate check, so it
+    takes a batched index too.
 
     >>> default_method(torch.zeros(3), 1, 1.0)
     'clone'
@@ -89,43 +109,24 @@ def default_method(x: Tensor, index: Any, value: Any) -> str:
     >>> names
     ['index_put']
     """
-    name = best_recipe(x, index, value)
-    if name in _NOT_UNDER_TRANSFORMS and _in_functorch_transform():
+    if _in_functorch_transform():
         return "index_put"
-    return name
-
-
-def _kind(dtype: torch.dtype) -> int:
-    """bool < integer < floating < complex (torch.can_cast, traceable by torch.compile)."""
-    if dtype.is_complex:
-        return 3
-    if dtype.is_floating_point:
-        return 2
-    return 0 if dtype == torch.bool else 1
-
-
-def _operand(x: Tensor, value: Any) -> Tensor:
-    """``value`` as a tensor to combine with ``x`` as in-place ops do: in the
-    promoted dtype, which must cast back to ``x``'s (``x[i] += 0.5`` on an
-    integer tensor raises)."""
-    if not isinstance(value, Tensor):
-        return as_value(value, x)
-    work = torch.promote_types(x.dtype, value.dtype)
-    if value.ndim == 0 and _kind(value.dtype) <= _kind(x.dtype):
-        work = x.dtype  # a 0-d value does not widen x, as in torch.result_type
-    if _kind(work) > _kind(x.dtype):
-        raise RuntimeError(f"result type {work} can't be cast to the desired output type {x.dtype}")
-    return value.to(dtype=work, device=x.device)
+    return best_recipe(x, index, value)
 
 
 def _fill_value(dtype: torch.dtype) -> float | int | bool:
-    """JAX's fill for out-of-range reads: nan, or the dtype's extreme value."""
+    """JAX's fill for out-of-range reads: nan for inexact dtypes, True for
+    bool, the largest value for unsigned integers, the smallest for signed.
+
+    >>> [_fill_value(d) for d in (torch.uint32, torch.int8)]
+    [4294967295, -128]
+    """
     if dtype.is_floating_point or dtype.is_complex:
         return float("nan")
     if dtype == torch.bool:
         return True
     info = torch.iinfo(dtype)
-    return info.max if dtype == torch.uint8 else info.min
+    return info.max if info.min == 0 else info.min
 
 
 def _bounded(
@@ -136,13 +137,13 @@ def _bounded(
     ``"clip"`` clamps each integer position into range. ``"drop"`` redirects
     out-of-range positions to one extra slot padded onto their dimension
     (holding ``fill``); ``finish`` cuts the slots off an updated result.
+    The items and the dimension each indexes come from :meth:`IndexPlan.items`.
     """
     if mode in (None, "promise_in_bounds"):
         return x, index, lambda out: out
-    items = IndexPlan.items(x.ndim, index)
     new: list[Any] = []
-    padded: set[int] = set()
-    for item, dim in items:
+    padded: list[int] = []
+    for item, dim in IndexPlan.items(x.ndim, index):
         integer = dim is not None and not isinstance(item, slice)
         if isinstance(item, Tensor) and item.dtype == torch.bool:
             integer = False
@@ -158,7 +159,7 @@ def _bounded(
             else:
                 new.append(max(-size, min(size - 1, int(item))))
             continue
-        padded.add(dim)  # "drop" and "fill"
+        padded.append(dim)  # "drop" and "fill"
         if isinstance(item, Tensor):
             item = torch.where(item < 0, item + size, item)
             new.append(torch.where((item < 0) | (item >= size), size, item))
@@ -167,31 +168,84 @@ def _bounded(
             new.append(position if 0 <= position < size else size)
     if not padded:
         return x, tuple(new), lambda out: out
-    pad: list[int] = []
-    for dim in reversed(range(x.ndim)):
-        pad += [0, 1 if dim in padded else 0]
-    shape = x.shape
-    grown = F.pad(x, pad, value=fill)
+    shape, grown = x.shape, x
+    for dim in sorted(set(padded)):  # torch.cat, not F.pad: F.pad turns uint64's max into 0
+        slot = list(grown.shape)
+        slot[dim] = 1
+        grown = torch.cat([grown, torch.full(slot, fill, dtype=x.dtype, device=x.device)], dim)
     return grown, tuple(new), lambda out: out[tuple(slice(0, s) for s in shape)]
+
+
+def _index_tensors_batched(plan: IndexPlan) -> bool:
+    """Whether an index tensor is batched by ``vmap`` (then no data-dependent check works)."""
+    return any(isinstance(i, Tensor) and _is_batched(i) for i in plan.index)
+
+
+def _occurrence(positions: Tensor) -> Tensor:
+    """For each position, how many equal positions come before it (0 for the first).
+
+    >>> _occurrence(torch.tensor([3, 1, 3, 3]))
+    tensor([0, 0, 1, 2])
+    """
+    ordered, order = torch.sort(positions, stable=True)
+    rank = torch.arange(positions.numel(), device=positions.device)
+    rank = rank - torch.searchsorted(ordered, ordered)
+    return torch.empty_like(rank).scatter(0, order, rank)
+
+
+def _kind(dtype: torch.dtype) -> int:
+    """bool < integer < floating < complex: ``torch.can_cast`` is ``_kind(a) <=
+    _kind(b)``, written out because torch.compile cannot trace ``can_cast``."""
+    if dtype.is_complex:
+        return 3
+    if dtype.is_floating_point:
+        return 2
+    return 0 if dtype == torch.bool else 1
+
+
+def _cannot_cast(result: torch.dtype, target: torch.dtype) -> RuntimeError:
+    """Torch's own error for an in-place op whose result type does not cast back."""
+    try:
+        torch.empty(0, dtype=target).add_(torch.empty(0, dtype=result))
+    except RuntimeError as exc:
+        return exc
+    return RuntimeError(f"result type {result} can't be cast to the desired output type {target}")
+
+
+def _result_dtype(op: Op, dtype: torch.dtype, shaped: bool, value: Any) -> torch.dtype:
+    """The dtype torch's own ``op`` gives for ``x[index]`` (of ``dtype``, 0-d
+    unless ``shaped``) and ``value``, found by running it on a one-element
+    sample (so that torch's own checks on the operands raise, with its message).
+
+    >>> _result_dtype("divide", torch.int64, True, 1)
+    torch.float32
+    """
+    sample = torch.ones((1,) if shaped else (), dtype=dtype)
+    if isinstance(value, Tensor):
+        value = torch.ones((1,) if value.ndim else (), dtype=value.dtype)
+    return _COMBINE[op](sample, value).dtype
 
 
 class at:  # named like jax.Array.at and array_api_extra.at
     """Functional index updates: ``at(x)[index].set(value)`` and friends.
 
-    ``at(x, index)`` is the same as ``at(x)[index]``. Every index that
-    setitem takes works. Each method returns a new tensor of ``x``'s shape,
-    dtype and device; a value is cast to ``x``'s dtype, as setitem casts it
-    (as JAX does).
+    Exact, or a clear error: each method equals ``y = x.clone()`` then the
+    in-place statement of the module table, in value, dtype and gradients
+    (``backward``, ``torch.func.grad``/``jvp``/``jacfwd``/``hessian``,
+    ``vmap``), or raises. ``at(x, index)`` is the same as ``at(x)[index]``.
+    The index is whatever setitem takes, understood by
+    :class:`~inplace_recipes.indexing.IndexPlan`.
+
+    Types follow torch's in-place promotion: ``set``, ``min`` and ``max``
+    cast the value to ``x``'s dtype as setitem does; the arithmetic methods
+    raise torch's "result type Float can't be cast to the desired output
+    type Long" where ``y[idx] *= 2.5`` raises it.
 
     Duplicate positions in index tensors: ``add``, ``subtract``,
-    ``multiply``, ``min`` and ``max`` apply every update (like
-    ``index_put(accumulate=True)`` and ``scatter_reduce``); ``divide`` and
-    ``power`` divide by, or raise to, the product of the values for a
-    position, as JAX does (complex tensors: forward only, as
-    ``scatter_reduce`` has no complex autograd); ``apply`` applies ``fn`` once
-    per position. As in
-    JAX, ``set`` with duplicates writes one of the values, and which one is
-    unspecified (on CPU, today, the last).
+    ``multiply``, ``divide``, ``power``, ``min`` and ``max`` apply every
+    update, in index order, as NumPy's ``ufunc.at`` does; ``apply`` writes
+    each position once; ``set`` writes one of the values, unspecified which
+    (as JAX documents; on CPU today the last), with setitem's gradients.
 
     ``mode`` handles out-of-range positions as JAX does: ``"clip"`` clamps
     them into range, ``"drop"`` (alias ``"fill"``) ignores their updates, and
@@ -205,6 +259,7 @@ class at:  # named like jax.Array.at and array_api_extra.at
     tensor([ 0.,  1., 20.,  3., 40.])
     """
 
+    __slots__ = ("_index", "_x")
     _UNSET: Any = object()
 
     def __init__(self, x: Tensor, index: Any = _UNSET) -> None:
@@ -216,7 +271,9 @@ class at:  # named like jax.Array.at and array_api_extra.at
     def __getitem__(self, index: Any) -> at:
         if self._index is not at._UNSET:
             raise TypeError("at(x)[i][j] is not supported: index once, e.g. at(x)[i, j]")
-        return at(self._x, index)
+        indexed = object.__new__(at)  # x was checked once already
+        indexed._x, indexed._index = self._x, index
+        return indexed
 
     def __repr__(self) -> str:
         if self._index is at._UNSET:
@@ -233,7 +290,8 @@ class at:  # named like jax.Array.at and array_api_extra.at
 
     def get(self, *, mode: Mode | None = None, fill_value: Any = None) -> Tensor:
         """``x[index]``; with ``mode="drop"``/``"fill"``, ``fill_value`` at
-        out-of-range positions (default: nan, or the dtype's extreme value).
+        out-of-range positions (default as JAX: nan, or for integers the
+        dtype's largest value if unsigned and smallest if signed).
 
         >>> at(torch.arange(3.0))[torch.tensor([0, 7])].get(mode="fill")
         tensor([0., nan])
@@ -249,12 +307,18 @@ class at:  # named like jax.Array.at and array_api_extra.at
         """``y = x.clone(); y[index] = value``, out of place.
 
         ``method`` names the recipe in :data:`~inplace_recipes.RECIPES`; by
-        default :func:`default_method` picks it.
+        default :func:`default_method` picks it. When that is ``clone`` for
+        every index (today's ranking), ``set`` calls it without planning.
 
         >>> at(torch.zeros(3))[0].set(5.0, method="where")
         tensor([5., 0., 0.])
         """
+        index = self._index
+        fast = method is None and mode is None and index is not at._UNSET
+        if fast and _ALWAYS_CLONE and _current_level() is None:
+            return _clone_setitem(self._x, index, value)
         _check_mode(mode)
+        _check_writable(self._x)
         if method is not None and method not in RECIPES:
             raise ValueError(f"unknown method {method!r}; choose from {', '.join(RECIPES)}")
         x, index, finish = _bounded(self._x, self.index, mode)
@@ -275,44 +339,38 @@ class at:  # named like jax.Array.at and array_api_extra.at
         >>> at(torch.ones(2))[1].subtract(3.0)
         tensor([ 1., -2.])
         """
-        return self._update("add", -_operand(self._x, value), mode)
+        return self._update("subtract", value, mode)
 
     def multiply(self, value: Any, *, mode: Mode | None = None) -> Tensor:
         """``y[index] *= value``; duplicate positions multiply by every value.
 
+        An integer tensor times a float raises, as ``y[index] *= 2.5`` does:
+
         >>> at(torch.ones(2))[torch.tensor([0, 0])].multiply(torch.tensor([2.0, 3.0]))
         tensor([6., 1.])
+        >>> at(torch.arange(3))[0].multiply(2.5)
+        Traceback (most recent call last):
+            ...
+        RuntimeError: result type Float can't be cast to the desired output type Long
         """
         return self._update("multiply", value, mode)
 
     def divide(self, value: Any, *, mode: Mode | None = None) -> Tensor:
-        """``y[index] /= value``; duplicates divide by the product of their values.
+        """``y[index] /= value``; duplicates divide by every value in turn.
 
-        Floating and complex tensors only: true division of an integer tensor
-        cannot keep its dtype (setitem raises too).
+        True division of an integer tensor raises, as setitem does.
 
         >>> at(torch.ones(2))[0].divide(4.0)
         tensor([0.2500, 1.0000])
         """
-        if not (self._x.is_floating_point() or self._x.is_complex()):
-            raise RuntimeError(
-                f"at[].divide: result type {torch.get_default_dtype()} can't be cast to the "
-                f"desired output type {self._x.dtype}; use .apply(lambda t: t // value)"
-            )
         return self._update("divide", value, mode)
 
     def power(self, value: Any, *, mode: Mode | None = None) -> Tensor:
-        """``y[index] **= value``; duplicates raise to the product of their values.
+        """``y[index] **= value``; duplicates raise to every value in turn.
 
         >>> at(torch.full((2,), 3.0))[1].power(2.0)
         tensor([3., 9.])
         """
-        if not (self._x.is_floating_point() or self._x.is_complex()):
-            exponent = _operand(self._x, value)
-            if not (exponent.is_floating_point() or exponent.is_complex()) and bool(
-                (exponent < 0).any()
-            ):
-                raise RuntimeError("Integers to negative integer powers are not allowed.")
         return self._update("power", value, mode)
 
     def min(self, value: Any, *, mode: Mode | None = None) -> Tensor:
@@ -336,44 +394,117 @@ class at:  # named like jax.Array.at and array_api_extra.at
         return self._update("max", value, mode)
 
     def apply(self, fn: Callable[[Tensor], Tensor], *, mode: Mode | None = None) -> Tensor:
-        """``y[index] = fn(y[index])``, once per position; ``fn`` is elementwise.
+        """``y[index] = fn(x[index])``, for every kind of index.
+
+        ``fn`` receives a copy of the selected elements, shaped like
+        ``x[index]`` (so an in-place ``fn`` such as ``torch.relu_`` cannot
+        change ``x``), and its result must broadcast to that shape. A position
+        that the index names twice is written once, from its first occurrence
+        (any elementwise ``fn`` gives the same value for both), and its
+        gradient counts once.
 
         >>> at(torch.tensor([4.0, 9.0]))[1].apply(torch.sqrt)
         tensor([4., 3.])
+        >>> at(torch.tensor([1.0, 2.0, 3.0]))[1:].apply(torch.sum)  # not elementwise
+        tensor([1., 5., 5.])
         """
         _check_mode(mode)
+        _check_writable(self._x)
         x, index, finish = _bounded(self._x, self.index, mode)
         plan = IndexPlan.of(x, index)
+        selected = x[plan.index]
+        if plan.kind == "basic":
+            selected = selected.clone()  # a view: an in-place fn would write into x
+        out = fn(selected)
+        if not isinstance(out, Tensor):
+            raise TypeError(f"at[].apply: fn must return a torch.Tensor, got {type(out).__name__}")
+        new = plan.fit(as_value(out, x))
         if plan.kind != "advanced":
-            new = as_value(fn(x[plan.index]), x)
             return finish(RECIPES[default_method(x, plan.index, new)](x, plan.index, new))
-        # Duplicates allowed: apply fn everywhere, keep it where the index
-        # points. fn sees a detached x elsewhere, so an infinite derivative of
-        # fn there cannot turn the zero gradient into nan.
-        hit = plan.mask()
-        inner = torch.where(hit, x, x.detach())
-        return finish(torch.where(hit, as_value(fn(inner), x), x))
+        positions = plan.flat_positions().reshape(-1)
+        first = _occurrence(positions) == 0
+        # Later occurrences go to one extra slot, cut off at the end.
+        flat = torch.cat([x.reshape(-1), x.new_zeros(1)])
+        written = torch.where(first, positions, x.numel())
+        flat = flat.index_put((written,), new.reshape(-1))
+        return finish(flat[: x.numel()].view(x.shape))
+
+    # -- the arithmetic updates -----------------------------------------------
 
     def _update(self, op: Op, value: Any, mode: Mode | None) -> Tensor:
         _check_mode(mode)
+        _check_writable(self._x)
         x, index, finish = _bounded(self._x, self.index, mode)
         plan = IndexPlan.of(x, index)
-        v = plan.fit(_operand(x, value))
-        # scatter_reduce has no complex autograd (torch 2.13): without
-        # duplicates, complex products take the read-combine-write path too.
-        products = op in ("multiply", "divide", "power") and x.is_complex()
-        if plan.kind != "advanced" or (products and not plan.has_duplicates()):
-            # no duplicates: read, combine, write back
-            new = _COMBINE[op](x[plan.index], v)
-            return finish(RECIPES[default_method(x, plan.index, new)](x, plan.index, new))
-        flat = x.reshape(-1).to(v.dtype)
+        if isinstance(value, Tensor) and value.device != x.device:
+            value = value.to(x.device)
+        if op in _REDUCE:  # no in-place form: the value is cast to x's dtype, as setitem casts
+            value = as_value(value, x)
+        if plan.kind != "advanced":
+            return finish(self._combine_and_write(x, plan, op, value))
+        return finish(self._update_positions(x, plan, op, value))
+
+    @staticmethod
+    def _combine_and_write(x: Tensor, plan: IndexPlan, op: Op, value: Any) -> Tensor:
+        """Read ``x[index]``, combine with torch's own op, check the cast back, write."""
+        new = _COMBINE[op](x[plan.index], value)
+        if _kind(new.dtype) > _kind(x.dtype):
+            raise _cannot_cast(new.dtype, x.dtype)
+        new = plan.fit(new).to(x.dtype)
+        return RECIPES[default_method(x, plan.index, new)](x, plan.index, new)
+
+    @staticmethod
+    def _update_positions(x: Tensor, plan: IndexPlan, op: Op, value: Any) -> Tensor:
+        """Index tensors: every update applies, duplicates included.
+
+        ``add``/``subtract`` accumulate with ``index_put``; ``min``/``max``
+        use ``scatter_reduce``. The products (``multiply``, ``divide``,
+        ``power``) run in rounds, one per occurrence of a position: torch
+        2.13's ``scatter_reduce(reduce="prod")`` drops the forward-mode
+        tangent, and a round of gather, combine, ``index_put`` is exact in
+        every mode.
+        """
         positions = plan.flat_positions().reshape(-1)
-        source = v.reshape(-1)
-        if op == "add":
+        work = _result_dtype(op, x.dtype, len(plan.result_shape) > 0, value)
+        if _kind(work) > _kind(x.dtype):
+            raise _cannot_cast(work, x.dtype)
+        if isinstance(value, Tensor):
+            v = value.to(work)
+        else:
+            v = torch.tensor(value, dtype=work, device=x.device)
+        source = plan.fit(v).reshape(-1)
+        flat = x.reshape(-1).to(work)
+        if op in ("add", "subtract"):
+            if op == "subtract":
+                source = -source
             out = flat.index_put((positions,), source, accumulate=True)
         elif op in _REDUCE:
             out = flat.scatter_reduce(0, positions, source, _REDUCE[op], include_self=True)
-        else:  # divide, power: by the product of every value for a position (JAX)
-            factor = torch.ones_like(flat).scatter_reduce(0, positions, source, "prod")
-            out = _COMBINE[op](flat, factor)
-        return finish(out.view(x.shape).to(x.dtype))
+        else:
+            # a Python number stays one, as in torch's own `y[i] **= 2` (bool ** True)
+            step = source if isinstance(value, Tensor) else value
+            out = _products_in_rounds(flat, positions, step, op, plan)
+        return out.view(x.shape).to(x.dtype)
+
+
+def _products_in_rounds(
+    flat: Tensor, positions: Tensor, source: Tensor | complex, op: Op, plan: IndexPlan
+) -> Tensor:
+    """``flat[p] = op(flat[p], s)`` for every ``(p, s)`` in order, one round per
+    occurrence: round k takes each position's k-th update. Updates outside the
+    round go to an extra slot (their value the identity 1, or the number
+    ``source``), cut off at the end: nothing there reaches x or the value."""
+    occurrence = _occurrence(positions)
+    if torch.compiler.is_compiling() or _index_tensors_batched(plan):
+        rounds = positions.numel()  # no data-dependent count under vmap or compile
+    else:
+        rounds = int(occurrence.max()) + 1 if positions.numel() else 0
+    n = flat.numel()
+    one = torch.ones(1, dtype=flat.dtype, device=flat.device)
+    grown = torch.cat([flat, one])
+    for k in range(rounds):
+        this = occurrence == k
+        where_ = torch.where(this, positions, n)
+        step = torch.where(this, source, one) if isinstance(source, Tensor) else source
+        grown = grown.index_put((where_,), _COMBINE[op](grown[where_], step))
+    return grown[:n]

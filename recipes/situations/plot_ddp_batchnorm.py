@@ -1,0 +1,296 @@
+"""
+BatchNorm under ``DistributedDataParallel``: two forward passes, one backward
+=============================================================================
+
+A GAN discriminator sees the fake batch and the real batch in two forward
+passes, then one ``backward()``. Wrapped in ``DistributedDataParallel`` with
+``broadcast_buffers=True`` (the default), each forward first copies rank 0's
+buffers, BatchNorm's running statistics among them, into every rank's module
+in place. BatchNorm saves those buffers for backward, so for years the
+second forward's copy made backward fail with "... is at version N;
+expected version N-1". Users report it in
+`pytorch/pytorch#22095 <https://github.com/pytorch/pytorch/issues/22095>`_
+and its successors. This page runs it on a real two-process ``gloo`` group on
+this machine, with the pinned torch, and shows what happens: in torch 2.13 it
+no longer fails.
+"""
+
+# %%
+# The mechanism, in one process
+# -----------------------------
+#
+# BatchNorm in training mode saves its running statistics for backward. Copy
+# new values into them between two forward passes, as the buffer broadcast
+# did, and backward fails:
+
+import inspect
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import torch
+from torch import nn
+
+import inplace_recipes as ir
+
+# sphinx_gallery_start_ignore
+SOURCE = Path(inspect.currentframe().f_code.co_filename)  # this script, for the checks
+PAGE = SOURCE.name
+# sphinx_gallery_end_ignore
+
+torch.manual_seed(0)
+bn = nn.BatchNorm1d(4)
+fake, real = torch.randn(8, 4, requires_grad=True), torch.randn(8, 4)
+rank0_mean = torch.zeros(4)  # what rank 0 would send
+
+
+def two_forwards_with_copy(bn, fake, real):
+    loss = bn(fake).pow(2).sum()
+    with torch.no_grad():
+        bn.running_mean.copy_(rank0_mean)  # the buffer broadcast, by hand
+    loss = loss + bn(real).pow(2).sum()
+    loss.backward()
+
+
+# sphinx_gallery_start_ignore
+error = None
+# sphinx_gallery_end_ignore
+try:
+    two_forwards_with_copy(bn, fake, real)
+except RuntimeError as exc:
+    error = exc
+    print(exc)
+# sphinx_gallery_start_ignore
+assert error is not None, "copying into the running mean did not fail"
+assert "[torch.FloatTensor [4]] is at version 2; expected version 1 instead" in str(error)
+# sphinx_gallery_end_ignore
+
+# %%
+# The audit points at the copy, as a write to a tensor saved for backward by
+# the first forward:
+
+report = ir.audit(two_forwards_with_copy, nn.BatchNorm1d(4), fake, real)
+print(report)
+# sphinx_gallery_start_ignore
+fails = [r for r in report.to_records() if r["consequence"] == "backward fails"]
+assert [r["code"] for r in fails] == [
+    "bn.running_mean.copy_(rank0_mean)  # the buffer broadcast, by hand"
+], report.to_records()
+assert fails[0]["file"].endswith(PAGE)
+# sphinx_gallery_end_ignore
+
+# %%
+# What torch 2.13 does instead
+# ----------------------------
+#
+# In torch 2.13, ``DistributedDataParallel._sync_buffers`` runs the
+# broadcast inside ``torch.autograd._unsafe_preserve_version_counter``: the
+# copy no longer bumps the buffers' version counters, so autograd no longer
+# sees it. (`pytorch/pytorch#175851 <https://github.com/pytorch/pytorch/pull/175851>`_
+# made that change.) The source of the installed torch says so:
+
+from torch.nn.parallel import DistributedDataParallel
+
+sync_source = inspect.getsource(DistributedDataParallel._sync_buffers)
+print(torch.__version__, "_unsafe_preserve_version_counter" in sync_source)
+# sphinx_gallery_start_ignore
+assert "_unsafe_preserve_version_counter" in sync_source
+# sphinx_gallery_end_ignore
+
+# %%
+# Two processes, a real ``gloo`` group
+# ------------------------------------
+#
+# Each rank runs the script below, as ``torchrun`` would start it: a
+# discriminator with BatchNorm in DDP, two forward passes, one backward, once
+# with ``broadcast_buffers=True`` and once with ``False``. The page starts the
+# two processes itself, on ``127.0.0.1`` only, and waits at most four
+# minutes.
+
+WORKER = textwrap.dedent(
+    """
+    import datetime, json, os, sys
+    import torch, torch.distributed as dist
+    from torch import nn
+    import inplace_recipes as ir
+
+    rank, out = int(os.environ["RANK"]), sys.argv[1]
+    torch.set_num_threads(1)
+    dist.init_process_group(
+        "gloo", init_method=f"tcp://127.0.0.1:{os.environ['PORT']}",
+        rank=rank, world_size=2, timeout=datetime.timedelta(seconds=120),
+    )
+
+    def step(broadcast_buffers):
+        torch.manual_seed(0)
+        D = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 1))
+        ddp = nn.parallel.DistributedDataParallel(D, broadcast_buffers=broadcast_buffers)
+        torch.manual_seed(100 + rank)
+        fake, real = torch.randn(16, 4), torch.randn(16, 4)
+        loss = ddp(fake).mean()  # first forward
+        loss = loss - ddp(real).mean()  # second forward: broadcasts the buffers again
+        loss.backward()  # one backward
+        return [p.grad.tolist() for p in D.parameters()]
+
+    result = {}
+    for broadcast_buffers in (True, False):
+        try:
+            result[str(broadcast_buffers)] = {"grads": step(broadcast_buffers), "error": None}
+        except RuntimeError as exc:
+            result[str(broadcast_buffers)] = {"grads": None, "error": str(exc)}
+    report = ir.audit(step, True)
+    result["audit"] = {
+        "records": report.to_records(), "text": str(report), "error": repr(report.error)
+    }
+    dist.destroy_process_group()
+    with open(out, "w") as f:
+        json.dump(result, f)
+    """
+)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_two_ranks(timeout=240):
+    """Run WORKER on two local processes; return each rank's result."""
+    folder = Path(tempfile.mkdtemp())
+    script = folder / "worker.py"
+    script.write_text(WORKER)
+    env = {**os.environ, "PORT": str(free_port()), "GLOO_SOCKET_IFNAME": "lo"}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(folder / f"rank{rank}.json")],
+            env={**env, "RANK": str(rank)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for rank in range(2)
+    ]
+    deadline = time.monotonic() + timeout
+    logs = []
+    try:
+        for proc in procs:
+            output, _ = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+            logs.append(output)
+    finally:
+        for proc in procs:
+            proc.kill()
+    for rank, proc in enumerate(procs):
+        if proc.returncode != 0:
+            raise RuntimeError(f"rank {rank} exited with {proc.returncode}:\n{logs[rank]}")
+    return [json.loads((folder / f"rank{rank}.json").read_text()) for rank in range(2)]
+
+
+started = time.monotonic()
+ranks = run_two_ranks()
+print(f"two ranks finished in {time.monotonic() - started:.0f} s")
+for rank, result in enumerate(ranks):
+    for flag in ("True", "False"):
+        outcome = result[flag]["error"] or "backward ran"
+        print(f"rank {rank}, broadcast_buffers={flag}: {outcome}")
+# sphinx_gallery_start_ignore
+for result in ranks:
+    assert result["True"]["error"] is None, result["True"]["error"]
+    assert result["False"]["error"] is None, result["False"]["error"]
+# sphinx_gallery_end_ignore
+
+# %%
+# Both ranks ran backward, with either setting. Their gradients are the
+# average over the ranks of each rank's own gradient (what DDP promises),
+# which this page recomputes without DDP or processes:
+
+
+def local_gradient(rank):
+    torch.manual_seed(0)
+    D = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 1))
+    torch.manual_seed(100 + rank)
+    fake, real = torch.randn(16, 4), torch.randn(16, 4)
+    return torch.autograd.grad(D(fake).mean() - D(real).mean(), list(D.parameters()))
+
+
+expected = [(a + b) / 2 for a, b in zip(local_gradient(0), local_gradient(1), strict=True)]
+for rank, result in enumerate(ranks):
+    for flag in ("True", "False"):
+        grads = [torch.tensor(g) for g in result[flag]["grads"]]
+        match = all(torch.allclose(g, e, atol=1e-6) for g, e in zip(grads, expected, strict=True))
+        print(f"rank {rank}, broadcast_buffers={flag}: gradients match: {match}")
+        # sphinx_gallery_start_ignore
+        assert match
+        # sphinx_gallery_end_ignore
+
+# %%
+# What the audit sees inside DDP
+# ------------------------------
+#
+# Each rank also ran the step under :func:`~inplace_recipes.auditing.audit`.
+# Its findings, from rank 1 (the rank whose buffers the broadcast
+# overwrites):
+
+records = ranks[1]["audit"]["records"]
+print(ranks[1]["audit"]["text"])
+# sphinx_gallery_start_ignore
+harmful = [r for r in records if r["consequence"] != "safe"]
+assert harmful == [], harmful
+assert all(r["file"].endswith("worker.py") for r in records), records
+assert ranks[1]["audit"]["error"] == "None"
+# sphinx_gallery_end_ignore
+
+# %%
+# The audit reports no harmful write in the step, in agreement with what
+# happened: backward ran, and the gradients are right. They are right because
+# BatchNorm's backward in training mode does not read the running statistics
+# it saved; overwrite them with nonsense, hidden from the version counter as
+# DDP hides its copy, and the gradient does not move:
+
+torch.manual_seed(0)
+x = torch.randn(8, 4, requires_grad=True)
+clean = torch.autograd.grad(nn.BatchNorm1d(4)(x).pow(3).sum(), x)[0]
+bn = nn.BatchNorm1d(4)
+loss = bn(x).pow(3).sum()
+buffers = (bn.running_mean, bn.running_var)
+with torch.no_grad(), torch.autograd._unsafe_preserve_version_counter(buffers):
+    bn.running_var.fill_(1e6)
+    bn.running_mean.fill_(-1e6)
+same = torch.equal(torch.autograd.grad(loss, x)[0], clean)
+print("same gradient:", same)
+# sphinx_gallery_start_ignore
+assert same
+# sphinx_gallery_end_ignore
+
+# %%
+# On a torch without that change, the broadcast's copy is the error of
+# `#22095 <https://github.com/pytorch/pytorch/issues/22095>`_, and the audit
+# points at it as in the one-process repro at the top of this page.
+#
+# The fix, on older torch
+# -----------------------
+#
+# - ``broadcast_buffers=False``: the same gradients, as checked above.
+# - `nn.SyncBatchNorm <https://pytorch.org/docs/stable/generated/torch.nn.SyncBatchNorm.html>`_
+#   instead of BatchNorm, the usual choice for BatchNorm under DDP.
+# - Upgrade: torch 2.13 runs the original code, as this page shows.
+#
+# Learn more
+# ----------
+#
+# - `pytorch/pytorch#22095 <https://github.com/pytorch/pytorch/issues/22095>`_:
+#   "Inplace error if DistributedDataParallel module that contains a buffer is
+#   called twice", and `pytorch/pytorch#175024
+#   <https://github.com/pytorch/pytorch/issues/175024>`_, the same with
+#   BatchNorm in a GAN discriminator.
+# - `DistributedDataParallel
+#   <https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html>`_:
+#   ``broadcast_buffers``.
+# - :doc:`/auto_recipes/situations/plot_gan_training`: the other in-place
+#   error of GAN training.

@@ -1,0 +1,116 @@
+"""Find the in-place operations in your own code, and what each does to backward.
+
+``with audit() as report:`` (or ``report = audit(fn, *args)``) runs your code
+and records every in-place or mutating call (``add_``, ``x[i] = v``,
+``copy_``, ``out=``, ``inplace=True``, an optimizer's step, any call that
+moves a tensor's version counter) on a tensor that is part of an autograd
+graph: one that requires grad, a view or a ``.data``/``detach()`` alias of
+one, or a tensor autograd saved for backward. The report has one row per
+source line that needs a fix, with its count, what backward does about it
+and the line that removes it; harmless writes are summed up in one line.
+
+>>> import torch
+>>> x = torch.ones(3, requires_grad=True)
+>>> with audit() as report:
+...     h = x.sigmoid()  # sigmoid saves its output for backward
+...     h = h.mul_(2)    # ... which this changes
+>>> [(f.op, f.consequence) for f in report]
+[('mul_', 'backward fails')]
+
+A write is judged when the audit ends, by the backwards it saw (see
+:class:`~inplace_recipes.auditing.recorder.Recorder`): a write into a graph
+that was kept with ``retain_graph=True`` and never backpropagated through
+again is ``"fails if backward again"``, not an error.
+
+How it works: a :class:`~torch.overrides.TorchFunctionMode` sees each torch
+call your code makes, compares the version counters of its tensor
+arguments before and after, and walks the new autograd nodes for the
+tensors they saved. It does not use ``saved_tensors_hooks``: in torch 2.13
+any such hook switches off autograd's version check (the error becomes a
+silent wrong gradient) and keeps saved outputs alive.
+
+Overhead: Python runs for every torch call, so audit a few steps, not a
+training run. The audit page of the docs measures it next to
+:func:`torch.autograd.detect_anomaly` at every build. With no audit active
+it costs nothing: this package is imported on first use, and no mode or
+hook stays installed after the ``with`` block. Writes under ``no_grad`` to
+leaves that nothing saved (initialisation, optimizer steps) are not reported.
+
+``python -m inplace_recipes audit train.py`` audits a script unchanged; see
+:mod:`inplace_recipes.auditing.cli`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, overload
+
+from .advice import short_path
+from .recorder import Recorder
+from .report import CONSEQUENCES, RECORD_FIELDS, AuditReport, Finding, Row, finding
+
+__all__ = ["CONSEQUENCES", "RECORD_FIELDS", "AuditReport", "Finding", "Row", "audit"]
+
+
+class _Audit:
+    """The context manager :func:`audit` returns when called without a function."""
+
+    def __init__(self) -> None:
+        self.report = AuditReport()
+        self._recorder = Recorder()
+        self._installed: Any = None
+
+    def __enter__(self) -> AuditReport:
+        if self._installed is not None:
+            raise RuntimeError("this audit is already running; start a new audit()")
+        self._installed = self._recorder.installed()
+        self._installed.__enter__()
+        return self.report
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._installed.__exit__(kind, error, tb)
+        self.report.findings[:] = [finding(write, short_path) for write in self._recorder.finish()]
+
+
+@overload
+def audit() -> _Audit: ...
+@overload
+def audit(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> AuditReport: ...
+def audit(fn: Callable[..., Any] | None = None, /, *args: Any, **kwargs: Any) -> Any:
+    """Record the in-place writes on autograd tensors of some code.
+
+    ``with audit() as report: ...`` audits a block; the block's errors pass
+    through, and the report is filled when the block ends. ``audit(fn,
+    *args, **kwargs)`` calls ``fn`` and returns the :class:`AuditReport`,
+    with ``fn``'s return value in ``report.result`` and any exception it
+    raised in ``report.error`` (caught, so that the report can be printed).
+
+    >>> import torch
+    >>> x = torch.ones(2, 2, requires_grad=True)
+    >>> def step(x):
+    ...     y = x * 2
+    ...     y[0] = 0.0  # on a non-leaf: CopySlices, safe
+    ...     return y.sum()
+    >>> report = audit(step, x)
+    >>> report.result
+    tensor(4., grad_fn=<SumBackward0>)
+    >>> [(f.op, f.kind, f.consequence) for f in report]
+    [('x[...] = v', 'non-leaf view (CopySlices)', 'safe')]
+    """
+    if fn is None:
+        if args or kwargs:
+            raise TypeError("audit() takes arguments only after a function to call")
+        return _Audit()
+    context = _Audit()
+    with context as report:
+        try:
+            report.result = fn(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - reported in report.error
+            report.error = exc
+    return report

@@ -1,0 +1,664 @@
+"""Watch torch calls and record the in-place writes on tensors of an autograd graph.
+
+One :class:`~torch.overrides.TorchFunctionMode` sees every torch call your
+code makes (not the calls torch makes inside it). A call wrote a tensor
+argument when the argument's version counter moved: autograd bumps it for
+every in-place op, ``out=`` and ``inplace=True`` included, whatever the op.
+The new autograd nodes of each call are walked for the tensors they saved;
+a write into the memory of a saved tensor that a backward still needs is a
+finding. What backward then does is decided when the audit ends, from the
+backwards that ran: see :class:`Recorder`.
+
+Inside ``torch.compile``'d code the audit sees the ops as eager code runs
+them: while Dynamo traces, each torch call leaves the graph and runs (and is
+recorded) eagerly, so the report and any error are eager's. The audit of a
+compiled function therefore says what its code does uncompiled; it cannot
+see what the compiled graph itself saves or checks.
+
+A write in a custom ``autograd.Function``'s ``forward`` is judged when the
+Function returns: one it marked with ``ctx.mark_dirty`` (the tensor's
+``grad_fn`` is now the Function's node) is safe; an unmarked one is
+``"wrong gradients"``, on a leaf too.
+
+>>> import torch
+>>> x = torch.ones(2, requires_grad=True)
+>>> recorder = Recorder()
+>>> with recorder.installed():
+...     y = x.exp()
+...     _ = y.add_(1)  # exp saved its output
+>>> [(w.label, w.consequence) for w in recorder.finish()]
+[('add_', 'backward fails')]
+"""
+
+# torch.utils.weak is untyped.
+# mypy: disable-error-code="no-untyped-call"
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import linecache
+import os
+import sys
+import weakref
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
+
+import torch
+from torch import Tensor
+from torch.overrides import TorchFunctionMode
+from torch.utils.weak import WeakIdKeyDictionary
+
+from ..error_reference import explain
+from . import advice
+
+__all__ = ["RAISED_KINDS", "Recorder", "Write"]
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_OWN_DIR = os.path.dirname(__file__) + os.sep
+_PACKAGE_DIR = os.path.dirname(_OWN_DIR.rstrip(os.sep)) + os.sep
+_ERROR_REFERENCE = os.path.join(_PACKAGE_DIR, "error_reference.py")
+
+#: Errors autograd raises at the write itself, with the kind of tensor written.
+RAISED_KINDS = {
+    "leaf": "leaf",
+    "view-of-leaf": "view of a leaf",
+    "multi-output-view": "view from a multi-output op",
+    "no-grad-view": "view made under no_grad",
+    "custom-function-view": "view from a custom Function",
+    "backward-hook-view": "view from a custom Function",  # BackwardHookFunction
+    "mark-dirty": "input marked dirty but not returned",
+    "inference-tensor": "inference tensor",
+    "expanded": "expanded tensor",
+    "input-overlap": "tensor that overlaps its input",
+    "vmap": "unbatched tensor under vmap",
+    "output-shape": "tensor smaller than the result",
+    "out-argument": "out= with grad",
+}
+_BACKWARD = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
+_OVERRIDES = os.path.join("torch", "overrides.py")
+#: Torch files between the user's line and the op that are no caller of it: Dynamo's eval frames.
+_PASS_THROUGH = (_OVERRIDES, os.path.join("torch", "_dynamo", "eval_frame.py"))
+_ACCESSORS = frozenset({"__get__", "__set__"})
+_FUNCTION_PY = os.path.join("torch", "autograd", "function.py")
+#: Forget dead nodes after this many new ones.
+_PRUNE_EVERY = 4096
+#: Per autograd node type, the attributes that may hold a saved tensor.
+_SAVED_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _own(file: str) -> bool:
+    return file.startswith((_TORCH_DIR, _OWN_DIR)) or file == _ERROR_REFERENCE
+
+
+def _frames() -> tuple[FrameType | None, FrameType | None]:
+    """The user's frame (innermost outside torch and the audit) and torch's frame that called the op.
+
+    The second is ``None`` when the user's line called the op itself.
+    """
+    frame: FrameType | None = sys._getframe(1)
+    caller = None
+    while frame is not None and _own(frame.f_code.co_filename):
+        name = frame.f_code.co_filename
+        if caller is None and name.startswith(_TORCH_DIR) and not name.endswith(_PASS_THROUGH):
+            caller = frame
+        frame = frame.f_back
+    return frame, caller
+
+
+def _storage(t: Tensor) -> int | None:
+    """An id of ``t``'s memory, or ``None`` (empty, meta, wrapper subclasses)."""
+    try:
+        if t.numel() == 0:
+            return None
+        return int(t.untyped_storage().data_ptr())
+    except (RuntimeError, NotImplementedError, TypeError):
+        return None
+
+
+def _versions(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[Tensor, int]]:
+    """Each tensor argument (one level of lists and tuples) with its version."""
+    found = []
+    for item in (*args, *kwargs.values()) if kwargs else args:
+        if type(item) is Tensor or isinstance(item, Tensor):
+            items: Any = (item,)
+        elif isinstance(item, (list, tuple)):
+            items = item
+        else:
+            continue
+        for t in items:
+            if isinstance(t, Tensor):
+                with contextlib.suppress(RuntimeError):  # inference tensors have no version
+                    found.append((t, t._version))
+    return found
+
+
+@functools.cache
+def _signature(func: Any) -> inspect.Signature:
+    return inspect.signature(func)
+
+
+def _name(func: Any) -> str:
+    name = getattr(func, "__name__", None) or str(func)
+    if name == "__get__":  # a property getter: Tensor.data, ...
+        owner = getattr(func, "__self__", None)
+        name = getattr(owner, "__name__", name)
+    return str(name)
+
+
+class _Sentinel:
+    """Lives in an autograd node's metadata: dies with the node."""
+
+    __slots__ = ("__weakref__",)
+
+
+@dataclass
+class _Node:
+    """An autograd node that saved tensors, and the backwards that ran through it."""
+
+    name: str
+    where: tuple[str, int]
+    alive: weakref.ref[_Sentinel]
+    runs: int = 0
+    consumed: bool = False
+    backward_at: tuple[str, int] | None = None  # the user's line of the last backward
+
+    def live(self) -> bool:
+        return not self.consumed and self.alive() is not None
+
+
+@dataclass
+class Write:
+    """One call's write into one tensor, as the audit saw it.
+
+    ``consequence`` is final once :meth:`Recorder.finish` has run.
+    """
+
+    label: str
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    kind: str
+    consequence: str
+    file: str
+    line: int
+    inside: str | None  # the torch file that made the write, when not the user's line
+    detail: str = ""
+    slug: str | None = None
+    after: str = ""  # what made the tensor written, e.g. "NativeBatchNorm"
+    fix: str | None = None
+    nodes: list[_Node] = field(default_factory=list)
+    runs: list[int] = field(default_factory=list)
+    backwards: int = 0  # backward calls finished when the write happened
+    alias_of_leaf: bool = False
+    in_function: bool = False  # in a custom autograd.Function's forward
+    same_source: bool = False  # copy_ from a tensor of the same shape, dtype and device
+    call_args: tuple[Any, ...] = ()
+    call_kwargs: dict[str, Any] = field(default_factory=dict)
+    module: Any = None
+    module_name: str | None = None  # e.g. "self.relu", when the user's line is in a forward
+
+
+class Recorder:
+    """Records writes while :meth:`installed`; :meth:`finish` judges them.
+
+    A write into a tensor that a live autograd node saved is judged by the
+    backwards the audit saw: one that ran through the node after the write
+    makes it ``"backward fails"`` (``"wrong gradients"`` for a ``.data``
+    write, which autograd does not see). A node that a backward with
+    ``retain_graph=True`` had already run through, or that no later backward
+    used, gives ``"fails if backward again"``: the graph was kept but never
+    needed after the write. A node no backward has reached yet, with no
+    backward after the write, gives ``"backward fails"``: the audited code
+    stopped before its backward.
+    """
+
+    def __init__(self) -> None:
+        self.key = f"inplace_recipes.auditing.{id(self)}"
+        self.saved: dict[int, list[_Node]] = {}
+        self.aliases: WeakIdKeyDictionary = WeakIdKeyDictionary()
+        self.writes: list[Write] = []
+        self.retain = False
+        self.backwards = 0
+        self.backward_at: tuple[str, int] | None = None
+        self.tracked = 0
+        self.pending: list[_Pending] = []  # writes in a custom Function's forward: marked dirty?
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        """Watch the torch calls of the ``with`` block."""
+        with _FunctionMode(self):
+            try:
+                yield
+            finally:
+                self.saved.clear()
+
+    def finish(self) -> list[Write]:
+        """The writes, each with its final consequence and fix."""
+        self._settle(final=True)
+        for write in self.writes:
+            if write.nodes:
+                self._judge(write)
+            if write.fix is None and write.consequence not in advice.HARMLESS:
+                write.fix = advice.fix_for(write)
+        return self.writes
+
+    # -- the call -----------------------------------------------------------
+
+    def on_call(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if func in _BACKWARD:
+            return self._backward(func, args, kwargs)
+        if getattr(func, "__name__", None) in _ACCESSORS:  # properties write nothing
+            out = func(*args, **kwargs)
+            if _name(func) == "data":
+                self._alias(out, "data", args)
+            return out
+        if self.pending:
+            self._settle()
+        name = _name(func)
+        before = _versions(args, kwargs)
+        grad_enabled = torch.is_grad_enabled()
+        try:
+            out = func(*args, **kwargs)
+        except RuntimeError as exc:
+            self._raised(name, args, kwargs, exc)
+            raise
+        frames: tuple[FrameType | None, FrameType | None] | None = None
+        done: set[int] = set()
+        for t, version in before:
+            if t._version != version and id(t) not in done:
+                done.add(id(t))
+                frames = frames or _frames()
+                self._written(t, name, args, kwargs, grad_enabled, frames)
+        if name == "detach":
+            self._alias(out, name, args)
+        if grad_enabled:
+            self._track(out, frames)
+        return out
+
+    def _alias(self, out: Any, name: str, args: tuple[Any, ...]) -> None:
+        source = args[0] if args else None
+        if isinstance(out, Tensor) and isinstance(source, Tensor) and source.requires_grad:
+            self.aliases[out] = (name, source.is_leaf)
+
+    def _backward(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        try:
+            bound = _signature(func).bind(*args, **kwargs)
+            retain = bound.arguments.get("retain_graph")
+            if retain is None:
+                retain = bound.arguments.get("create_graph", False)
+        except (TypeError, ValueError):
+            retain = True  # unknown: keep every saved tensor as live
+        user, _ = _frames()
+        state = self.retain, self.backward_at
+        self.retain = bool(retain)
+        self.backward_at = (user.f_code.co_filename, user.f_lineno) if user else None
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            self.retain, self.backward_at = state
+        self.backwards += 1  # one that finished: it ran every node it needed
+        return out
+
+    # -- saved tensors --------------------------------------------------------
+
+    def _track(self, out: Any, frames: tuple[FrameType | None, FrameType | None] | None) -> None:
+        """Register the saved tensors of the autograd nodes ``out`` brought."""
+        if isinstance(out, Tensor):
+            node = out.grad_fn
+            if node is None:
+                return
+            todo = [node]
+        elif isinstance(out, (list, tuple)):
+            todo = [t.grad_fn for t in out if isinstance(t, Tensor) and t.grad_fn is not None]
+        else:
+            return
+        key = self.key
+        where: tuple[str, int] | None = None
+        # Under saved_tensors_hooks (a non-reentrant checkpoint, offloading) the
+        # nodes keep packed values, not the tensors: reading them would unpack
+        # (recompute) and give memory that is freed at once. Mark, don't read.
+        packed = torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
+        while todo:
+            node = todo.pop()
+            meta: dict[str, Any] = node.metadata  # type: ignore[assignment]  # a dict at run time
+            if key in meta:
+                continue
+            sentinel = _Sentinel()
+            meta[key] = sentinel
+            todo.extend(n for n, _ in node.next_functions if n is not None and n.next_functions)
+            saved = None if packed else self._saved_of(node)
+            if not saved:
+                continue
+            if where is None:
+                user = (frames or _frames())[0]
+                where = (user.f_code.co_filename, user.f_lineno) if user else ("<unknown>", 0)
+            record = _Node(type(node).__name__, where, weakref.ref(sentinel))
+            keys = {k for k in map(_storage, saved) if k is not None}
+            self.tracked += 1
+            if self.tracked % _PRUNE_EVERY == 0:
+                self._prune()
+            for k in keys:
+                self.saved.setdefault(k, []).append(record)
+            if keys:
+                node.register_prehook(self._runner(record))
+
+    def _prune(self) -> None:
+        """Forget the nodes that died or were consumed, so that a long run stays small."""
+        self.saved = {
+            k: live for k, nodes in self.saved.items() if (live := [n for n in nodes if n.live()])
+        }
+
+    def _saved_of(self, node: Any) -> list[Tensor]:
+        """The tensors ``node`` saved for backward."""
+        kind = type(node)
+        names = _SAVED_NAMES.get(kind)
+        if names is None:
+            if isinstance(node, torch.autograd.function.BackwardCFunction):
+                names = ("saved_tensors",)
+            else:
+                names = tuple(n for n in dir(kind) if n.startswith("_saved_"))
+        found: list[Tensor] = []
+        keep = []
+        for attr in names:
+            try:
+                value = getattr(node, attr)
+            except RuntimeError:  # freed, or not savable
+                keep.append(attr)
+                continue
+            if isinstance(value, Tensor):
+                found.append(value)
+            elif isinstance(value, (tuple, list)):
+                found.extend(v for v in value if isinstance(v, Tensor))
+            elif value is not None:
+                continue  # sizes, scalars: never a tensor for this node type
+            keep.append(attr)
+        _SAVED_NAMES[kind] = tuple(keep)
+        return found
+
+    def _runner(self, record: _Node) -> Callable[..., None]:
+        def ran(*_: Any) -> None:
+            record.runs += 1
+            record.backward_at = self.backward_at
+            if not self.retain:
+                record.consumed = True
+
+        return ran
+
+    # -- writes -----------------------------------------------------------------
+
+    def _written(
+        self,
+        t: Tensor,
+        name: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        grad_enabled: bool,
+        frames: tuple[FrameType | None, FrameType | None],
+    ) -> None:
+        if torch._C._current_graph_task_id() != -1:
+            return  # inside a backward: a checkpoint's recomputed forward, a hook
+        key = _storage(t)
+        nodes = [n for n in self.saved.get(key, ()) if n.live()] if key is not None else []
+        alias = self._alias_of(t)
+        user, inner = frames
+        in_function = _in_function_forward(user)
+        detail = ""
+        if nodes:
+            first = nodes[0]
+            detail = f"saved by {first.name} ({advice.short_path(first.where[0])}:{first.where[1]})"
+            if alias == ".data":
+                kind, consequence = ".data alias of a saved tensor", "wrong gradients"
+                detail += "; autograd does not see this write"
+            else:
+                kind, consequence = "saved for backward", "backward fails"
+        elif t.requires_grad and t.is_leaf and in_function:
+            kind, consequence = "leaf written in a custom Function", "wrong gradients"
+            detail = "autograd does not see this write: the leaf's value changes under its gradient"
+        elif t.requires_grad and t.is_leaf:
+            return  # under no_grad (else autograd raised): initialisation, optimizer steps
+        elif t.requires_grad and grad_enabled:
+            view = name == "__setitem__" or t._base is not None
+            kind = "non-leaf view (CopySlices)" if view else "non-leaf"
+            consequence = "safe"
+            if name in ("leaky_relu_", "leaky_relu") and _negative(args, kwargs):
+                consequence, detail = "backward fails", "leaky_relu_ with a negative slope"
+        elif t.requires_grad:
+            kind, consequence = "non-leaf under no_grad", "wrong gradients"
+            detail = "autograd does not see this write"
+        elif alias is not None:
+            source_leaf = self._alias_source_leaf(t)
+            kind = f"{alias} alias of a {'leaf' if source_leaf else 'non-leaf'}"
+            consequence = "safe" if source_leaf else "wrong gradients"
+            if not source_leaf:
+                detail = "autograd does not see this write"
+        else:
+            return
+        file, line = (user.f_code.co_filename, user.f_lineno) if user else ("<unknown>", 0)
+        if file.startswith(_PACKAGE_DIR):
+            return  # a recipe's own write into its fresh copy
+        inside = module = None
+        attribute = None
+        if inner is not None:
+            inside = inner.f_code.co_filename
+            module = _module_of(user, inner)
+            owner = user.f_locals.get("self") if user is not None else None
+            if module is not None and isinstance(owner, torch.nn.Module):
+                attribute = next((n for n, m in owner.named_children() if m is module), None)
+        shape_of = args[0] if name == "__setitem__" and isinstance(args[0], Tensor) else t
+        self.writes.append(
+            Write(
+                label=advice.label(name, kwargs, module, linecache.getline(file, line)),
+                name=name,
+                shape=tuple(shape_of.shape),
+                dtype=str(shape_of.dtype).removeprefix("torch."),
+                kind=kind,
+                consequence=consequence,
+                file=file,
+                line=line,
+                inside=inside,
+                detail=detail,
+                slug="saved-tensor-modified" if consequence == "backward fails" else None,
+                after=_after(t),
+                nodes=nodes,
+                runs=[n.runs for n in nodes],
+                backwards=self.backwards,
+                alias_of_leaf=alias is not None and self._alias_source_leaf(t),
+                call_args=args if name == "__setitem__" else (),
+                call_kwargs={k: v for k, v in kwargs.items() if k in ("out", "inplace")},
+                module=module,
+                module_name=f"self.{attribute}" if attribute else None,
+                same_source=name == "copy_" and _same_source(t, args),
+                in_function=in_function,
+            )
+        )
+        if in_function and consequence == "wrong gradients" and user is not None:
+            self.pending.append(_Pending(self.writes[-1], weakref.ref(t), t.grad_fn, user))
+
+    def _settle(self, final: bool = False) -> None:
+        """Judge the writes of custom Functions' forwards that have returned.
+
+        A Function that called ``ctx.mark_dirty`` on the tensor it wrote gave it
+        the Function's node as ``grad_fn``: autograd sees the write, which is safe.
+        """
+        stack: set[int] | None = None
+        keep = []
+        for pending in self.pending:
+            t = pending.tensor()
+            if t is None:
+                continue
+            node: Any = t.grad_fn
+            if node is not pending.grad_fn and isinstance(
+                node, torch.autograd.function.BackwardCFunction
+            ):
+                write = pending.write
+                write.kind, write.consequence = "marked dirty in a custom Function", "safe"
+                write.detail = "ctx.mark_dirty: autograd sees this write"
+                continue
+            if not final:
+                if stack is None:
+                    stack = set()
+                    frame: FrameType | None = sys._getframe(1)
+                    while frame is not None:
+                        stack.add(id(frame))
+                        frame = frame.f_back
+                if id(pending.frame) in stack:
+                    keep.append(pending)  # its forward has not returned yet
+        self.pending = keep
+
+    def _judge(self, write: Write) -> None:
+        ran_after = [n for n, runs in zip(write.nodes, write.runs, strict=True) if n.runs > runs]
+        if ran_after:
+            write.detail += _backward_detail(ran_after)
+            return
+        ran_before = all(runs > 0 for runs in write.runs)
+        if ran_before or self.backwards > write.backwards:  # a later backward finished without it
+            base = write.consequence
+            write.consequence = "fails if backward again"
+            write.detail += (
+                "; no later backward ran through it"
+                if base == "backward fails"
+                else "; no later backward ran through it (a later one would get wrong gradients)"
+            )
+
+    def _raised(
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], exc: Exception
+    ) -> None:
+        found = explain(exc)
+        if found.slug not in RAISED_KINDS or getattr(exc, "_inplace_recipes_audited", False):
+            return
+        exc._inplace_recipes_audited = True  # type: ignore[attr-defined]
+        target = kwargs.get("out")
+        if not isinstance(target, Tensor):
+            target = next((t for t, _ in _versions(args, kwargs)), None)
+        user, _ = _frames()
+        file, line = (user.f_code.co_filename, user.f_lineno) if user else ("<unknown>", 0)
+        assert found.kind is not None
+        self.writes.append(
+            Write(
+                label=advice.label(name, kwargs, None),
+                name=name,
+                shape=tuple(target.shape) if target is not None else (),
+                dtype=str(target.dtype).removeprefix("torch.") if target is not None else "",
+                kind=RAISED_KINDS[found.kind.slug],
+                consequence="raises",
+                file=file,
+                line=line,
+                inside=None,
+                detail=str(exc).split(". ")[0][:120],
+                slug=found.kind.slug,
+                fix=None if name == "__setitem__" else found.kind.fix,
+                call_args=args if name == "__setitem__" else (),
+            )
+        )
+
+    def _alias_of(self, t: Tensor) -> str | None:
+        entry = self._alias_entry(t)
+        return None if entry is None else f".{entry[0]}" + ("()" if entry[0] == "detach" else "")
+
+    def _alias_source_leaf(self, t: Tensor) -> bool:
+        entry = self._alias_entry(t)
+        return bool(entry and entry[1])
+
+    def _alias_entry(self, t: Tensor) -> tuple[str, bool] | None:
+        current: Tensor | None = t
+        while current is not None:
+            entry = self.aliases.get(current)
+            if entry is not None:
+                return entry  # type: ignore[no-any-return]
+            current = current._base
+        return None
+
+
+@dataclass
+class _Pending:
+    """A write in a custom Function's ``forward``, until the Function has returned."""
+
+    write: Write
+    tensor: weakref.ref[Tensor]
+    grad_fn: Any  # before the write
+    frame: FrameType  # the forward's
+
+
+def _in_function_forward(user: FrameType | None) -> bool:
+    """Whether the user's line is in a custom ``autograd.Function``'s ``forward``."""
+    caller = user.f_back if user is not None else None
+    return (
+        caller is not None
+        and caller.f_code.co_name == "apply"
+        and caller.f_code.co_filename.endswith(_FUNCTION_PY)
+    )
+
+
+def _backward_detail(nodes: list[_Node]) -> str:
+    at = nodes[-1].backward_at
+    return f"; used by the backward at line {at[1]}" if at else ""
+
+
+def _after(t: Tensor) -> str:
+    """The op that made ``t`` before the write, e.g. ``"NativeBatchNorm"``."""
+    node = t.grad_fn
+    if node is None:
+        return ""
+    if type(node).__name__ == "CopySlices" or node.next_functions:
+        previous = node.next_functions[0][0] if node.next_functions else None
+        node = previous if previous is not None else node
+    name = type(node).__name__
+    return "" if name == "AccumulateGrad" else name.split("Backward")[0]
+
+
+def _module_of(user: FrameType | None, inner: FrameType) -> Any:
+    """The innermost ``nn.Module`` of torch's whose ``forward`` made the write, if any."""
+    frame: FrameType | None = inner
+    while frame is not None and frame is not user:
+        candidate = frame.f_locals.get("self")
+        if isinstance(candidate, torch.nn.Module) and frame.f_code.co_name == "forward":
+            return candidate
+        frame = frame.f_back
+    return None
+
+
+def _same_source(t: Tensor, args: tuple[Any, ...]) -> bool:
+    source = args[1] if len(args) > 1 else None
+    return (
+        isinstance(source, Tensor)
+        and source.shape == t.shape
+        and source.dtype == t.dtype
+        and source.device == t.device
+    )
+
+
+def _negative(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    slope = args[1] if len(args) > 1 else kwargs.get("negative_slope", 0.01)
+    try:
+        return float(slope) < 0
+    except (TypeError, ValueError):
+        return False
+
+
+class _FunctionMode(TorchFunctionMode):
+    def __init__(self, recorder: Recorder) -> None:
+        super().__init__()
+        self.recorder = recorder
+
+    def __torch_function__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        if torch.compiler.is_compiling():  # Dynamo traces this: record at run time instead
+            return _uncompiled_call(self.recorder, func, args, kwargs or {})
+        return self.recorder.on_call(func, args, kwargs or {})
+
+
+@torch.compiler.disable  # type: ignore[untyped-decorator]
+def _uncompiled_call(
+    recorder: Recorder, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """``recorder.on_call`` out of Dynamo's reach: each op of a compiled function runs eagerly."""
+    return recorder.on_call(func, args, kwargs)

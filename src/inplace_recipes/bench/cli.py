@@ -1,0 +1,119 @@
+"""``python -m inplace_recipes bench``: run the benchmark, print the overhead table, save JSON.
+
+For a command-line front end that owns the parser: :func:`add_arguments` fills
+an ``argparse`` (sub)parser and :func:`run` takes the parsed namespace.
+
+>>> import argparse
+>>> parser = argparse.ArgumentParser()
+>>> add_arguments(parser)
+>>> args = parser.parse_args(["--quick", "--sizes", "1e3"])
+>>> config(args).sizes
+(1000,)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..cli import count, positive_int
+from .entries import BASELINES, ENTRIES, WRITES
+from .measure import FULL, QUICK, Config
+from .measure import run as measure
+from .report import summary_lines
+
+__all__ = ["add_arguments", "config", "main", "run"]
+
+DESCRIPTION = "Benchmark every recipe against the in-place baseline and its raw one-liner."
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The benchmark's options, added to ``p``."""
+    size = p.add_mutually_exclusive_group()
+    size.add_argument(
+        "--quick", action="store_true", help="overhead sizes, float32, eager (< 1 minute; default)"
+    )
+    size.add_argument(
+        "--full", action="store_true", help="every size, dtype, write; compile subset"
+    )
+    p.add_argument(
+        "--threads", type=positive_int, default=1, help="torch threads while timing (default 1)"
+    )
+    p.add_argument(
+        "--device", action="append", choices=["cpu", "cuda"], help="repeatable; default both"
+    )
+    p.add_argument("--sizes", type=count, nargs="+", help="element counts, e.g. 1e4 1e6")
+    p.add_argument("--dtypes", nargs="+", choices=["float32", "float64"])
+    p.add_argument("--writes", nargs="+", choices=list(WRITES))
+    p.add_argument("--entries", nargs="+", choices=[e for e in ENTRIES if e not in BASELINES])
+    p.add_argument(
+        "--compile-sizes", type=count, nargs="*", help="sizes also run under torch.compile"
+    )
+    p.add_argument("--overhead-sizes", type=count, nargs="*", help="sizes with raw one-liners")
+    p.add_argument("--instruction-sizes", type=count, nargs="*", help="sizes counted by callgrind")
+    p.add_argument("--min-run-time", type=float, help="seconds per measurement")
+    p.add_argument("--rounds", type=positive_int, help="interleaved rounds per measurement")
+    p.add_argument("--attempts", type=positive_int, help="measurements until self-consistent")
+    p.add_argument(
+        "--clock", choices=["cpu", "wall"], help="process CPU time (default) or wall time"
+    )
+    p.add_argument("--no-peak", action="store_true", help="skip peak-memory measurement")
+    p.add_argument("--no-audit", action="store_true", help="skip audit() against detect_anomaly")
+    p.add_argument("--output", "-o", type=Path, help="write the JSON here")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def config(args: argparse.Namespace) -> Config:
+    """The :class:`~inplace_recipes.bench.Config` the options ask for."""
+    base = FULL if args.full else QUICK
+    changes: dict[str, Any] = {"threads": args.threads}
+    if args.device:
+        changes["devices"] = tuple(args.device)
+    for name in ("sizes", "compile_sizes", "overhead_sizes", "instruction_sizes"):
+        value = getattr(args, name)
+        if value is not None:
+            changes[name] = tuple(int(s) for s in value)
+    if args.dtypes:
+        changes["dtypes"] = tuple(args.dtypes)
+    if args.writes:
+        changes["writes"] = tuple(args.writes)
+    if args.entries:
+        keep = {*BASELINES, *args.entries}
+        changes["entries"] = tuple(e for e in ENTRIES if e in keep)
+    for name in ("min_run_time", "rounds", "attempts", "clock"):
+        if getattr(args, name) is not None:
+            changes[name] = getattr(args, name)
+    if args.no_peak:
+        changes["peak"] = False
+    if args.no_audit:
+        changes["audit"] = False
+    return replace(base, **changes)
+
+
+def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark the options ask for; print the summary; write the JSON."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = shlex.join(["python", "-m", "inplace_recipes", "bench", *words])
+    results = measure(config(args), progress=not args.no_progress, command=command)
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(results, indent=1) + "\n")
+    for line in summary_lines(results):
+        print(line)  # noqa: T201
+    if args.output:
+        print(f"wrote {args.output}")  # noqa: T201
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m inplace_recipes bench [--quick | --full] [--threads N] [--output FILE]``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="inplace-recipes bench", description=DESCRIPTION)
+    add_arguments(parser)
+    return run(parser.parse_args(argv), argv)

@@ -1,0 +1,78 @@
+"""The benchmark checks itself: entries that run the same operation must time the same.
+
+Two pairs run identical work: ``"inplace_again"`` is ``"inplace"`` timed a
+second time, and the ``clone`` recipe is ``y = x.clone(); y[index] = value``,
+which ``"inplace_on_clone"`` runs with no recipe code around it (compared from
+:data:`CLONE_FROM` elements up, where that code's microsecond is under 2% of
+the step). If their forward + backward medians differ by more than
+:data:`TOLERANCE`, the measurement of that configuration is noise, not signal:
+the run repeats it, and marks it ``noisy`` if no attempt agrees.
+
+>>> rec = lambda entry, t: {"device": "cpu", "dtype": "float32", "size": 100, "write": "row",
+...     "mode": "eager", "entry": entry, "forward_backward": {"median": t}}
+>>> inconsistencies([rec("inplace", 1.0), rec("inplace_again", 1.05)])
+[]
+>>> [p["ratio"] for p in inconsistencies([rec("inplace", 1.0), rec("inplace_again", 1.3)])]
+[1.3]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["CLONE_FROM", "SAME_OPERATION", "TOLERANCE", "group_key", "inconsistencies", "worst"]
+
+#: Two timings of the same operation may differ by at most this factor.
+TOLERANCE = 1.10
+#: Sizes from which the ``clone`` recipe and ``inplace_on_clone`` must agree.
+CLONE_FROM = 10**4
+#: ``(entry, same as, from size)``: pairs that run identical work.
+SAME_OPERATION: tuple[tuple[str, str, int], ...] = (
+    ("inplace_again", "inplace", 0),
+    ("clone", "inplace_on_clone", CLONE_FROM),
+)
+
+
+def group_key(record: dict[str, Any]) -> tuple[Any, ...]:
+    """The configuration a record belongs to: entries in it were timed together."""
+    return (record["device"], record["dtype"], record["size"], record["write"], record["mode"])
+
+
+def inconsistencies(
+    records: Iterable[dict[str, Any]], tolerance: float = TOLERANCE
+) -> list[dict[str, Any]]:
+    """Each pair of :data:`SAME_OPERATION` whose medians differ by more than ``tolerance``.
+
+    The ratio is ``entry / same as``, forward + backward median; pairs where
+    either was not measured are skipped.
+    """
+    by_group: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = {}
+    for r in records:
+        by_group.setdefault(group_key(r), {})[r["entry"]] = r
+    found = []
+    for key, entries in by_group.items():
+        for entry, same, from_size in SAME_OPERATION:
+            if key[2] < from_size or entry not in entries or same not in entries:
+                continue
+            a, b = entries[entry].get("forward_backward"), entries[same].get("forward_backward")
+            if not a or not b:
+                continue
+            ratio = a["median"] / b["median"]
+            if max(ratio, 1 / ratio) > tolerance:
+                found.append(
+                    dict(zip(("device", "dtype", "size", "write", "mode"), key, strict=True))
+                    | {"entry": entry, "same_as": same, "ratio": round(ratio, 3)}
+                )
+    return found
+
+
+def worst(records: Iterable[dict[str, Any]]) -> float:
+    """The largest disagreement factor (>= 1) among the pairs in ``records``; 1.0 if none.
+
+    >>> worst([])
+    1.0
+    """
+    found = inconsistencies(records, tolerance=1.0)
+    return max((math.exp(abs(math.log(p["ratio"]))) for p in found), default=1.0)

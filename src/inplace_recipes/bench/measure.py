@@ -1,0 +1,584 @@
+"""Time every entry against the in-place baseline; record saved bytes and peak memory.
+
+For each entry of :data:`~inplace_recipes.bench.entries.ENTRIES` and each size,
+dtype, write kind, mode (eager or ``torch.compile``) and device, :func:`run`
+records forward and forward + backward times (``torch.utils.benchmark``:
+median and interquartile range over interleaved rounds) as ratios to the
+in-place baseline of the same run, the bytes autograd saves for backward, the
+peak memory of one step and the page faults per step. Every entry is first
+checked against the reference (``clone()`` then setitem): a number is only
+recorded for code proven correct.
+
+Each configuration passes the self-consistency check
+(:mod:`~inplace_recipes.bench.consistency`) or is measured again, up to
+``Config.attempts`` times; one that never passes is marked ``noisy``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import os
+import platform
+import random
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from ..compare import close, compare_gradients
+from ..recipes import RECIPES, NotApplicable
+from . import consistency
+from .entries import ENTRIES, OVERHEAD_ENTRIES, WRITES, forward_fn, shape_for, write_fn
+from .memory import peak_bytes, saved_bytes, saved_storages
+
+__all__ = ["CLOCKS", "FULL", "QUICK", "Config", "provenance", "run", "timed"]
+
+
+@dataclass(frozen=True)
+class Config:
+    """What one benchmark run measures."""
+
+    sizes: tuple[int, ...] = (10**2, 10**3, 10**4, 10**5, 10**6, 10**7)
+    dtypes: tuple[str, ...] = ("float32", "float64")
+    writes: tuple[str, ...] = tuple(WRITES)
+    entries: tuple[str, ...] = ENTRIES
+    devices: tuple[str, ...] = ("cpu", "cuda")
+    #: ``torch.compile`` runs for these sizes, float32 only (compiling is slow).
+    compile_sizes: tuple[int, ...] = (10**4, 10**6)
+    compile_dtypes: tuple[str, ...] = ("float32",)
+    #: The raw one-liners and ``at()`` (``OVERHEAD_ENTRIES``) run at these
+    #: sizes only, in the first dtype, eager.
+    overhead_sizes: tuple[int, ...] = (10**3, 10**4, 10**6)
+    #: Seconds ``Timer.blocked_autorange`` spends on each measurement, split
+    #: over ``rounds`` interleaved rounds of every entry.
+    min_run_time: float = 0.2
+    rounds: int = 4
+    threads: int = 1
+    #: Measure peak memory (CPU: a ``torch.profiler`` pass per configuration).
+    peak: bool = True
+    #: Measure a configuration up to this many times until it passes the
+    #: self-consistency check.
+    attempts: int = 3
+    #: Instruction counts (callgrind) of the overhead entries at these sizes.
+    instruction_sizes: tuple[int, ...] = (10**3,)
+    #: ``audit()`` and ``detect_anomaly`` on the MLP, side by side.
+    audit: bool = True
+    #: ``"cpu"``: the process's CPU time (``time.process_time``), which the
+    #: time other processes hold the cores does not inflate; ``"wall"``: wall
+    #: time (``time.perf_counter``). Alike on a quiet machine for this
+    #: single-threaded work; on a shared one only CPU time is stable.
+    clock: str = "cpu"
+
+
+#: ``--quick``: the overhead sizes, float32, eager, short timings (under a minute).
+QUICK = Config(
+    sizes=(10**3, 10**4, 10**6),
+    dtypes=("float32",),
+    writes=("element", "row", "slice", "mask"),
+    compile_sizes=(),
+    min_run_time=0.03,
+    rounds=2,
+    peak=False,
+    attempts=2,
+)
+#: The full run committed to ``benchmarks/results/``.
+FULL = Config()
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _git_commit() -> str | None:
+    try:
+        root = Path(__file__).resolve().parents[3]
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return commit + ("-dirty" if dirty else "")
+
+
+def _load() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages (other processes competing for the CPUs)."""
+    try:
+        return [round(v, 2) for v in os.getloadavg()]
+    except OSError:  # pragma: no cover - not Unix
+        return None
+
+
+def provenance(config: Config, devices: Sequence[str], command: str) -> dict[str, Any]:
+    """Where and how a run was made (taken when it starts)."""
+    info: dict[str, Any] = {
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "threads": config.threads,
+        "interop_threads": torch.get_num_interop_threads(),
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": command,
+        "git_commit": _git_commit(),
+        "devices": list(devices),
+        "load_average_start": _load(),
+        # glibc malloc settings change how often a new full-size tensor is
+        # fresh memory from the OS (page faults): recorded, not changed.
+        "allocator_env": {
+            k: v for k, v in os.environ.items() if k.startswith("MALLOC_") or k == "LD_PRELOAD"
+        },
+    }
+    if "cuda" in devices:
+        info["cuda_device"] = torch.cuda.get_device_name()
+        info["cuda_version"] = torch.version.cuda
+    return info
+
+
+@dataclass
+class _Plan:
+    device: str
+    dtype: str
+    size: int
+    write: str
+    modes: list[str] = field(default_factory=list)
+
+
+def _plans(config: Config, devices: Sequence[str]) -> list[_Plan]:
+    plans = []
+    for device in devices:
+        for dtype in config.dtypes:
+            for size in config.sizes:
+                for write in config.writes:
+                    modes = ["eager"]
+                    if size in config.compile_sizes and dtype in config.compile_dtypes:
+                        modes.append("compile")
+                    plans.append(_Plan(device, dtype, size, write, modes))
+    return plans
+
+
+def _entries_for(config: Config, plan: _Plan, mode: str) -> list[str]:
+    overhead = (
+        mode == "eager" and plan.size in config.overhead_sizes and plan.dtype == config.dtypes[0]
+    )
+    return [e for e in config.entries if overhead or e not in OVERHEAD_ENTRIES]
+
+
+def _checked_recipes(config: Config, device: str, dtype: torch.dtype) -> dict[str, dict[str, Any]]:
+    """``compare_gradients`` (weighted loss, value gradients) for each write, on a small tensor."""
+    out: dict[str, dict[str, Any]] = {}
+    names = [e for e in config.entries if e in RECIPES]
+    for write in config.writes:
+        shape = shape_for(100)
+        x = torch.rand(shape, dtype=dtype, device=device, requires_grad=True) * 1
+        index, value = WRITES[write](shape, x)
+        report = compare_gradients(x, index, value, names)
+        out[write] = {
+            name: {"ok": r.ok, "not_applicable": r.not_applicable, "problems": r.problems}
+            for name, r in report.results.items()
+        }
+    return out
+
+
+@dataclass
+class _Step:
+    forward: Callable[[], Any]
+    both: Callable[[], tuple[Tensor, tuple[Tensor, ...]]]
+
+
+def _make_step(
+    forward: Callable[[Tensor, Tensor], Tensor], a: Tensor, b: Tensor, value: Any
+) -> _Step:
+    wrt = [a, b]
+    if isinstance(value, Tensor) and value.requires_grad:
+        wrt.append(value)
+
+    def fwd() -> Tensor:
+        return forward(a, b).sum()
+
+    def both() -> tuple[Tensor, tuple[Tensor, ...]]:
+        y = forward(a, b)
+        return y, torch.autograd.grad(y.sum(), wrt)
+
+    return _Step(fwd, both)
+
+
+def _agree(got: tuple[Tensor, tuple[Tensor, ...]], want: tuple[Tensor, tuple[Tensor, ...]]) -> bool:
+    pairs = [(got[0], want[0]), *zip(got[1], want[1], strict=True)]
+    return all(close(g.detach(), w.detach()) for g, w in pairs)
+
+
+CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time.perf_counter}
+
+
+def timed(
+    fn: Callable[[], Any], *, threads: int = 1, min_run_time: float = 0.01, clock: str = "cpu"
+) -> list[float]:
+    """Per-call seconds of ``fn``, one per block of ``Timer.blocked_autorange``.
+
+    >>> len(timed(lambda: None, min_run_time=0.001)) > 0
+    True
+    """
+    from torch.utils.benchmark import Timer
+
+    timer = Timer("fn()", globals={"fn": fn}, num_threads=threads, timer=CLOCKS[clock])
+    return list(timer.blocked_autorange(min_run_time=min_run_time).times)
+
+
+def _stats(times: list[float]) -> dict[str, float]:
+    """Median and interquartile range of per-call times, and how many blocks."""
+    q = torch.tensor(times, dtype=torch.float64).quantile(
+        torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64)
+    )
+    return {"median": float(q[1]), "iqr": float(q[2] - q[0]), "blocks": len(times)}
+
+
+def run(
+    config: Config = QUICK,
+    *,
+    progress: bool = False,
+    command: str = "inplace_recipes.bench.run()",
+) -> dict[str, Any]:
+    """Measure ``config``; return a JSON-ready dict of provenance and records.
+
+    Each record is one entry at one device, dtype, size, write and mode:
+    times in seconds with ratios to ``"inplace"``, saved bytes, peak bytes.
+
+    >>> tiny = Config(sizes=(100,), dtypes=("float32",), writes=("element",),
+    ...               entries=("inplace", "plain_clone", "where"), compile_sizes=(),
+    ...               min_run_time=0.001, peak=False, instruction_sizes=(), audit=False)
+    >>> [(r["entry"], r["saved_bytes"]) for r in run(tiny)["records"]]
+    [('inplace', 0), ('plain_clone', 0), ('where', 100)]
+    """
+    devices = [
+        d for d in config.devices if d == "cpu" or (d == "cuda" and torch.cuda.is_available())
+    ]
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(config.threads)
+    try:
+        return _run(config, devices, progress, command)
+    finally:
+        torch.set_num_threads(old_threads)
+
+
+_BAR = "{desc}{percentage:3.0f}%|{bar}| {n:.0f}/{total} [{elapsed}<{remaining}]"
+
+
+def _run(config: Config, devices: list[str], progress: bool, command: str) -> dict[str, Any]:
+    started = time.perf_counter()
+    prov = provenance(config, devices, command)
+    out: dict[str, Any] = {"provenance": prov, "config": asdict(config)}
+    plans = _plans(config, devices)
+    if config.instruction_sizes:  # first: a subprocess that imports this code as it is now
+        from .instructions import instruction_counts
+
+        out["instructions"] = instruction_counts(config.instruction_sizes, config.writes)
+    if config.audit:
+        from .audit_cost import audit_overhead
+
+        out["audit"] = audit_overhead(
+            min_run_time=max(0.5, config.min_run_time * 5),
+            rounds=config.rounds,
+            threads=config.threads,
+            clock=config.clock,
+        )
+    total = sum(len(_entries_for(config, p, m)) for p in plans for m in p.modes)
+    bar: Any = None
+    if progress:
+        from tqdm import tqdm
+
+        # integer ticks (no float drift past the total): per entry, one per round
+        # for its checks and nine per timed round; shown in entries
+        ticks = 10 * config.rounds
+        bar = tqdm(
+            total=total * ticks,
+            unit="entry",
+            unit_scale=1 / ticks,
+            dynamic_ncols=True,
+            bar_format=_BAR,
+        )
+    checks = {
+        (device, dtype): _checked_recipes(config, device, getattr(torch, dtype))
+        for device in devices
+        for dtype in config.dtypes
+    }
+    records: list[dict[str, Any]] = []
+    repeated: list[dict[str, Any]] = []
+    try:
+        for plan in plans:
+            for mode in plan.modes:
+                if bar is not None:
+                    bar.set_description(
+                        f"{plan.device} {plan.dtype} {plan.size:.0e} {plan.write} {mode}"
+                    )
+                measured, attempts = _measure_consistent(
+                    config, plan, mode, checks[plan.device, plan.dtype], bar
+                )
+                records.extend(measured)
+                if attempts > 1:
+                    where = (plan.device, plan.dtype, plan.size, plan.write, mode)
+                    keys = ("device", "dtype", "size", "write", "mode")
+                    repeated.append(dict(zip(keys, where, strict=True)) | {"attempts": attempts})
+    finally:
+        if bar is not None:
+            bar.close()
+    _add_ratios(records)
+    noisy = consistency.inconsistencies(records)
+    prov["seconds"] = time.perf_counter() - started
+    prov["load_average_end"] = _load()
+    prov["noisy"] = bool(noisy)
+    out["consistency"] = {
+        "tolerance": consistency.TOLERANCE,
+        "pairs": [list(p) for p in consistency.SAME_OPERATION],
+        "attempts": config.attempts,
+        "repeated": repeated,
+        "noisy": noisy,
+    }
+    out["checks"] = {f"{d}/{t}": c for (d, t), c in checks.items()}
+    out["records"] = records
+    return out
+
+
+def _measure_consistent(
+    config: Config, plan: _Plan, mode: str, checks: dict[str, dict[str, Any]], bar: Any
+) -> tuple[list[dict[str, Any]], int]:
+    """Measure one configuration until its same-operation pairs agree; keep the best attempt."""
+    best: list[dict[str, Any]] = []
+    best_worst = math.inf
+    attempt = 0
+    for attempt in range(1, max(1, config.attempts) + 1):
+        records = _measure(config, plan, mode, checks, bar if attempt == 1 else None)
+        disagreement = consistency.worst(records)
+        if disagreement < best_worst:
+            best, best_worst = records, disagreement
+        if not consistency.inconsistencies(records):
+            break
+    for r in best:
+        r["attempts"] = attempt
+    return best, attempt
+
+
+def _measure(
+    config: Config, plan: _Plan, mode: str, checks: dict[str, dict[str, Any]], bar: Any
+) -> list[dict[str, Any]]:
+    """Every entry for one plan: check, then time all of them in interleaved rounds."""
+    device = torch.device(plan.device)
+    dtype = getattr(torch, plan.dtype)
+    shape = shape_for(plan.size)
+    gen = torch.Generator().manual_seed(plan.size)
+    a = torch.rand(shape, generator=gen, dtype=dtype).to(device).requires_grad_(True)
+    b = torch.rand(shape, generator=gen, dtype=dtype).to(device).requires_grad_(True)
+    index, value = WRITES[plan.write](shape, a)
+    reference = _make_step(forward_fn("clone", index, value, a), a, b, value).both()
+    records: list[dict[str, Any]] = []
+    steps: dict[str, _Step] = {}
+    for entry in _entries_for(config, plan, mode):
+        record: dict[str, Any] = {
+            "device": plan.device,
+            "dtype": plan.dtype,
+            "size": plan.size,
+            "shape": list(shape),
+            "write": plan.write,
+            "mode": mode,
+            "entry": entry,
+            "applicable": True,
+            "correct": None,
+            "forward": None,
+            "forward_backward": None,
+            "saved_bytes": None,
+            "saved_input_bytes": None,
+            "peak_bytes": None,
+            "minor_faults": None,
+            "compiled_saved_bytes": None,
+            "graph_breaks": None,
+            "picks": None,
+            "note": None,
+        }
+        records.append(record)
+        try:
+            step = _prepare_entry(record, entry, mode, a, b, index, value, reference, checks)
+        except NotApplicable as exc:
+            record["applicable"] = False
+            record["note"] = str(exc)
+            step = None
+        if step is not None:
+            steps[entry] = step
+            if config.peak:
+                record["peak_bytes"] = peak_bytes(step.both, device)
+        if bar is not None:  # a tenth of the entry's share: checked (and compiled)
+            bar.update(config.rounds)
+    # Interleaved rounds: a burst of load from other processes lands on every
+    # entry alike instead of on whichever was being timed.
+    # Each round in its own order (seeded): what ran just before an entry
+    # (the allocator's state, the caches) varies instead of always favouring
+    # or penalising the same entry.
+    samples: dict[tuple[str, str], list[float]] = {}
+    for round_ in range(config.rounds):
+        order = list(steps.items())
+        random.Random(round_).shuffle(order)
+        for entry, step in order:
+            for phase, fn in (("forward", step.forward), ("forward_backward", step.both)):
+                times = timed(
+                    fn,
+                    threads=config.threads,
+                    min_run_time=config.min_run_time / config.rounds,
+                    clock=config.clock,
+                )
+                samples.setdefault((entry, phase), []).extend(times)
+            if bar is not None:
+                bar.update(9)
+    for record in records:
+        for phase in ("forward", "forward_backward"):
+            if (record["entry"], phase) in samples:
+                record[phase] = _stats(samples[record["entry"], phase])
+        if record["entry"] in steps:
+            record["minor_faults"] = _minor_faults(
+                steps[record["entry"]].both, record["forward_backward"]["median"]
+            )
+        if bar is not None and record["entry"] not in steps:
+            bar.update(9 * config.rounds)  # refused or incorrect: nothing was timed
+    return records
+
+
+def _minor_faults(step: Callable[[], Any], seconds: float) -> float | None:
+    """Page faults served without I/O per call of ``step`` (fresh memory from the OS).
+
+    ``None`` where ``resource`` is missing (Windows).
+    """
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    calls = max(3, min(50, math.ceil(0.05 / max(seconds, 1e-9))))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(calls):
+        step()
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / calls
+
+
+def _prepare_entry(
+    record: dict[str, Any],
+    entry: str,
+    mode: str,
+    a: Tensor,
+    b: Tensor,
+    index: Any,
+    value: Any,
+    reference: tuple[Tensor, tuple[Tensor, ...]],
+    checks: dict[str, dict[str, Any]],
+) -> _Step | None:
+    """Check ``entry`` against the reference and fill its memory columns; return its step."""
+    if entry == "plain_clone":  # the floor: one plain copy, no write, no backward work
+        x = (a + b).detach()
+        clone: Callable[[], Tensor] = x.clone
+        if mode == "compile":
+            torch._dynamo.reset()
+            clone = _compile(lambda: x.clone())
+            clone()
+        record.update(correct=True, saved_bytes=0, saved_input_bytes=0)
+        return _Step(clone, lambda: (clone(), ()))
+    recipe = entry if entry in RECIPES else entry[4:] if entry.startswith("raw_") else None
+    if recipe in RECIPES and recipe in checks[record["write"]]:
+        check = checks[record["write"]][recipe]
+        if check["not_applicable"]:
+            raise NotApplicable(check["not_applicable"])
+        if not check["ok"] and entry == recipe:
+            record.update(correct=False, note="; ".join(check["problems"]))
+            return None
+    if entry == "at":
+        from ..updates import default_method
+
+        record["picks"] = default_method(a + b, index, value)
+    forward = forward_fn(entry, index, value, a)
+    # saved bytes of the write alone, on the non-leaf c = a + b, in eager mode
+    if entry.startswith("raw_"):
+        _, seen = saved_storages(lambda: forward(a, b))
+        record["saved_bytes"] = sum(seen.values())
+    else:
+        fn = write_fn(entry)
+        record["saved_bytes"], record["saved_input_bytes"] = saved_bytes(fn, a + b, index, value)
+    if mode == "compile":
+        from torch._dynamo.utils import counters
+
+        torch._dynamo.reset()
+        counters.clear()
+        forward = _compile(forward)
+        _, seen = saved_storages(lambda: forward(a, b))  # compiles the forward
+        record["compiled_saved_bytes"] = sum(seen.values())
+        record["graph_breaks"] = sum(counters["graph_break"].values())
+    step = _make_step(forward, a, b, value)
+    if not _agree(step.both(), reference):  # also compiles the backward
+        record.update(correct=False, note="disagrees with clone + setitem in the benchmark graph")
+        return None
+    record["correct"] = True
+    return step
+
+
+def _compile(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    import logging
+    import warnings
+
+    from torch._logging import set_logs  # type: ignore[attr-defined]
+
+    set_logs(dynamo=logging.ERROR, inductor=logging.ERROR)
+    compiled = torch.compile(fn)
+
+    def quiet(*args: Any) -> Tensor:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return compiled(*args)
+
+    return quiet
+
+
+def _add_ratios(records: list[dict[str, Any]]) -> None:
+    """Ratios to the in-place baseline (same mode) and, for compile, to eager in-place."""
+
+    def key(r: dict[str, Any], mode: str) -> tuple[Any, ...]:
+        return (r["device"], r["dtype"], r["size"], r["write"], mode)
+
+    base = {key(r, r["mode"]): r for r in records if r["entry"] == "inplace"}
+    clone = {key(r, r["mode"]): r for r in records if r["entry"] == "plain_clone"}
+    step = {key(r, r["mode"]): r for r in records if r["entry"] == "inplace_on_clone"}
+    for r in records:
+        for phase in ("forward", "forward_backward"):
+            t = r[phase]
+            r[f"ratio_{phase}"] = None
+            r[f"ratio_{phase}_eager_inplace"] = None
+            r[f"ratio_{phase}_floor"] = None
+            r[f"ratio_{phase}_floor_step"] = None
+            if t is None:
+                continue
+            on_clone = step.get(key(r, r["mode"]))
+            if on_clone and on_clone[phase]:
+                r[f"ratio_{phase}_floor_step"] = t["median"] / on_clone[phase]["median"]
+            own = base.get(key(r, r["mode"]))
+            eager = base.get(key(r, "eager"))
+            floor = clone.get(key(r, r["mode"]))
+            if own and own[phase]:
+                r[f"ratio_{phase}"] = t["median"] / own[phase]["median"]
+            if eager and eager[phase]:
+                r[f"ratio_{phase}_eager_inplace"] = t["median"] / eager[phase]["median"]
+            if own and own[phase] and floor and floor[phase]:
+                r[f"ratio_{phase}_floor"] = t["median"] / (
+                    own[phase]["median"] + floor[phase]["median"]
+                )

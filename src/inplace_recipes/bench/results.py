@@ -1,0 +1,235 @@
+"""Read benchmark results: records, ratio tables, and the overhead comparisons.
+
+The results are the JSON dict :func:`~inplace_recipes.bench.run` returns:
+``provenance``, ``config``, ``records`` (one per entry, size, dtype, write,
+mode, device), ``checks``, and, where measured, ``consistency``,
+``instructions`` and ``audit``. :func:`load_results` reads a file of them;
+files made before the raw one-liners existed still load, and the functions
+here return empty tables for what they lack.
+
+>>> results = load_results()
+>>> {"checks", "config", "provenance", "records"} <= set(results)
+True
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..recipes import RECIPES, NotApplicable, inplace_setitem
+from .entries import RAW_OF, WRITES, shape_for
+from .memory import saved_bytes
+
+__all__ = [
+    "RESULTS_DIR",
+    "answer_columns",
+    "at_overhead",
+    "find_record",
+    "instruction_overhead",
+    "load_results",
+    "ratio_table",
+    "raw_overhead",
+]
+
+#: Where the committed results live, relative to the repository root.
+RESULTS_DIR = Path(__file__).resolve().parents[3] / "benchmarks" / "results"
+
+#: The sizes and writes of the overhead comparisons.
+OVERHEAD_SIZES = (10**3, 10**4, 10**6)
+OVERHEAD_WRITES = ("element", "row", "slice", "mask")
+
+
+def load_results(path: str | Path | None = None) -> dict[str, Any]:
+    """The committed results (``benchmarks/results/cpu-full.json`` by default)."""
+    path = Path(path) if path is not None else RESULTS_DIR / "cpu-full.json"
+    data: dict[str, Any] = json.loads(Path(path).read_text())
+    return data
+
+
+def find_record(
+    results: dict[str, Any],
+    entry: str,
+    write: str,
+    size: int,
+    *,
+    dtype: str = "float32",
+    mode: str = "eager",
+    device: str = "cpu",
+) -> dict[str, Any] | None:
+    """The record of one entry in one configuration, or ``None``.
+
+    >>> tiny = {"records": [{"device": "cpu", "dtype": "float32", "write": "row",
+    ...     "mode": "eager", "entry": "where", "size": 100}]}
+    >>> find_record(tiny, "where", "row", 100)["entry"], find_record(tiny, "where", "row", 10)
+    ('where', None)
+    """
+    for r in results["records"]:
+        if (r["entry"], r["write"], r["size"], r["dtype"], r["mode"], r["device"]) == (
+            entry,
+            write,
+            size,
+            dtype,
+            mode,
+            device,
+        ):
+            return r  # type: ignore[no-any-return]
+    return None
+
+
+def ratio_table(
+    results: dict[str, Any],
+    *,
+    phase: str = "forward_backward",
+    device: str = "cpu",
+    dtype: str = "float32",
+    write: str = "element",
+    mode: str = "eager",
+    against: str = "",
+) -> dict[str, dict[int, float | None]]:
+    """``{entry: {size: ratio}}`` from ``results``; ``against`` is ``""``, ``"floor"`` or ``"eager_inplace"``.
+
+    >>> tiny = {"records": [{"device": "cpu", "dtype": "float32", "write": "element",
+    ...     "mode": "eager", "entry": "where", "size": 100, "ratio_forward_backward": 2.0}]}
+    >>> ratio_table(tiny)
+    {'where': {100: 2.0}}
+    """
+    column = f"ratio_{phase}" + (f"_{against}" if against else "")
+    table: dict[str, dict[int, float | None]] = {}
+    for r in results["records"]:
+        if (r["device"], r["dtype"], r["write"], r["mode"]) == (device, dtype, write, mode):
+            table.setdefault(r["entry"], {})[r["size"]] = r.get(column)
+    return table
+
+
+def _median(record: dict[str, Any] | None, phase: str) -> float | None:
+    if record is None or not record.get(phase):
+        return None
+    return float(record[phase]["median"])
+
+
+def raw_overhead(
+    results: dict[str, Any],
+    *,
+    phase: str = "forward_backward",
+    sizes: tuple[int, ...] = OVERHEAD_SIZES,
+    writes: tuple[str, ...] = OVERHEAD_WRITES,
+) -> dict[str, dict[tuple[str, int], float]]:
+    """``{recipe: {(write, size): recipe time / its raw one-liner's time}}``, where both ran.
+
+    >>> rec = lambda e, t: {"device": "cpu", "dtype": "float32", "mode": "eager", "size": 1000,
+    ...     "write": "row", "entry": e, "forward_backward": {"median": t}}
+    >>> raw_overhead({"records": [rec("where", 3.0), rec("raw_where", 2.0)]})
+    {'where': {('row', 1000): 1.5}}
+    """
+    table: dict[str, dict[tuple[str, int], float]] = {}
+    for recipe, raw in RAW_OF.items():
+        for write in writes:
+            for size in sizes:
+                mine = _median(find_record(results, recipe, write, size), phase)
+                base = _median(find_record(results, raw, write, size), phase)
+                if mine and base:
+                    table.setdefault(recipe, {})[write, size] = mine / base
+    return table
+
+
+def at_overhead(
+    results: dict[str, Any],
+    *,
+    phase: str = "forward_backward",
+    sizes: tuple[int, ...] = OVERHEAD_SIZES,
+    writes: tuple[str, ...] = OVERHEAD_WRITES,
+) -> dict[tuple[str, int], tuple[str, float]]:
+    """``{(write, size): (recipe at() picks, at() time / that recipe's time)}``.
+
+    >>> rec = lambda e, t, **kw: {"device": "cpu", "dtype": "float32", "mode": "eager",
+    ...     "size": 1000, "write": "row", "entry": e, "forward_backward": {"median": t}} | kw
+    >>> at_overhead({"records": [rec("clone", 2.0), rec("at", 2.2, picks="clone")]})
+    {('row', 1000): ('clone', 1.1)}
+    """
+    table: dict[tuple[str, int], tuple[str, float]] = {}
+    for write in writes:
+        for size in sizes:
+            at = find_record(results, "at", write, size)
+            if at is None or not at.get("picks"):
+                continue
+            mine = _median(at, phase)
+            base = _median(find_record(results, at["picks"], write, size), phase)
+            if mine and base:
+                table[write, size] = (at["picks"], round(mine / base, 6))
+    return table
+
+
+def instruction_overhead(results: dict[str, Any]) -> dict[str, dict[tuple[str, int], float]]:
+    """Like :func:`raw_overhead`, from instruction counts; ``"at"`` is against the recipe it picks.
+
+    Empty when the results hold no counts (no valgrind on the machine that made them).
+
+    >>> row = lambda e, n: {"size": 1000, "write": "row", "entry": e, "instructions": n}
+    >>> counts = [row("where", 300), row("raw_where", 200)]
+    >>> instruction_overhead({"instructions": {"available": True, "counts": counts}})
+    {'where': {('row', 1000): 1.5}}
+    """
+    info = results.get("instructions") or {}
+    if not info.get("available"):
+        return {}
+    count = {(c["entry"], c["write"], c["size"]): c["instructions"] for c in info["counts"]}
+    table: dict[str, dict[tuple[str, int], float]] = {}
+    for (entry, write, size), n in count.items():
+        if not n:
+            continue
+        if entry in RAW_OF:
+            base = count.get((RAW_OF[entry], write, size))
+        elif entry == "at":
+            at = find_record(results, "at", write, size) if "records" in results else None
+            base = count.get((at["picks"], write, size)) if at and at.get("picks") else None
+        else:
+            continue
+        if base:
+            table.setdefault(entry, {})[write, size] = n / base
+    return table
+
+
+def answer_columns(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """Per recipe and ``"inplace"``: saved bytes (live) and speed ratio (committed results).
+
+    ``saved_bytes`` is measured now: a one-element write on a float32 non-leaf
+    of 1e6 elements. ``speed_ratio`` is the forward + backward time over
+    in-place at 1e6 elements, one element, eager, CPU, float32, from the
+    committed results (``None`` where they lack it).
+
+    >>> cols = answer_columns()
+    >>> cols["inplace"]["saved_bytes"], cols["index_put"]["saved_bytes"]
+    (0, 8)
+    """
+    shape = shape_for(10**6)
+    x = torch.rand(shape, requires_grad=True)
+    index, value = WRITES["element"](shape, x)
+    try:
+        results: dict[str, Any] | None = load_results(path)
+    except (OSError, ValueError):
+        results = None
+    ratios: dict[str, float | None] = {}
+    source = "saved bytes measured live; no committed benchmark results found"
+    if results is not None:
+        table = ratio_table(results)
+        ratios = {name: table.get(name, {}).get(10**6) for name in table}
+        prov = results["provenance"]
+        source = (
+            f"saved bytes measured live (torch {torch.__version__}); speed ratio from "
+            f"benchmarks/results ({prov['torch']}, {prov['cpu']}, {prov['threads']} thread(s), "
+            f"{prov['date'][:10]})"
+        )
+    columns: dict[str, dict[str, Any]] = {}
+    for name in ("inplace", *RECIPES):
+        fn = inplace_setitem if name == "inplace" else RECIPES[name]
+        c = x * 1
+        try:
+            nbytes: int | None = saved_bytes(fn, c, index, value)[0]
+        except NotApplicable:
+            nbytes = None
+        columns[name] = {"saved_bytes": nbytes, "speed_ratio": ratios.get(name), "source": source}
+    return columns

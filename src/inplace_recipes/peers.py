@@ -1,0 +1,131 @@
+"""``at[]`` next to its peers: the committed run of the same cases through JAX's
+``x.at[]``, ``array_api_extra.at`` on torch tensors and :func:`inplace_recipes.at`.
+
+``nox -s peers`` runs the conformance cases of ``tests/at_cases.py`` through
+all three and commits ``comparisons/peers.json``; :func:`disagreements` reads
+it for the ``at[]`` page, and :func:`case_fingerprint` tells whether it was
+made on the cases the tree has today.
+
+>>> case_fingerprint([]) == case_fingerprint(())
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .releases import HTMLTable
+
+__all__ = [
+    "LIBRARIES",
+    "PEERS_FILE",
+    "by_kind",
+    "by_source",
+    "canonical",
+    "case_fingerprint",
+    "disagreements",
+    "load_peers",
+    "table",
+    "to_html",
+]
+
+PEERS_FILE = Path(__file__).resolve().parents[2] / "comparisons" / "peers.json"
+#: The command that rewrites :data:`PEERS_FILE`.
+REFRESH = "nox -s peers"
+#: The three implementations, in table order.
+LIBRARIES = ("inplace_recipes", "jax", "array_api_extra")
+
+
+def canonical(obj: Any) -> Any:
+    """A JSON-able form of a case field that keeps every distinction an index makes.
+
+    >>> canonical((slice(1, None), None, Ellipsis, [True]))
+    ['tuple', [['slice', 1, None, None], ['None'], ['Ellipsis'], ['list', [['bool', 'True']]]]]
+    """
+    if obj is None:
+        return ["None"]
+    if obj is Ellipsis:
+        return ["Ellipsis"]
+    if isinstance(obj, slice):
+        return ["slice", obj.start, obj.stop, obj.step]
+    if isinstance(obj, tuple | list):
+        return [type(obj).__name__, [canonical(item) for item in obj]]
+    if isinstance(obj, type):
+        return ["type", obj.__name__]
+    if hasattr(obj, "dtype") and hasattr(obj, "tolist"):  # a NumPy array or scalar
+        return ["array", str(obj.dtype), list(getattr(obj, "shape", ())), obj.tolist()]
+    if isinstance(obj, bool | int | float | complex | str):
+        return [type(obj).__name__, repr(obj)]
+    raise TypeError(f"no canonical form for {type(obj).__name__}")
+
+
+def _case_record(case: Any) -> list[Any]:
+    fields = ("id", "source", "x", "index", "op", "values", "mode", "expected", "error", "note")
+    return [canonical(getattr(case, name, None)) for name in fields]
+
+
+def case_fingerprint(cases: Iterable[Any]) -> str:
+    """A short hash of every field of every case, in order."""
+    text = json.dumps([_case_record(case) for case in cases])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def load_peers(path: Path = PEERS_FILE) -> dict[str, Any]:
+    """The committed run (see ``comparisons/README.md``)."""
+    result: dict[str, Any] = json.loads(path.read_text())
+    return result
+
+
+def disagreements(run: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The cases where the three do not all give the same value and gradients."""
+    return [case for case in run["cases"] if not case["all_agree"]]
+
+
+def by_source(run: Mapping[str, Any]) -> dict[str, dict[str, int]]:
+    """Per source of the cases (the peer test they were ported from): how many agree."""
+    counts: dict[str, dict[str, int]] = {}
+    for case in run["cases"]:
+        entry = counts.setdefault(case["source"], {"cases": 0, "all agree": 0})
+        entry["cases"] += 1
+        entry["all agree"] += case["all_agree"]
+        for name in case["differs"]:
+            entry[f"{name} differs"] = entry.get(f"{name} differs", 0) + 1
+    return counts
+
+
+def by_kind(run: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every kind of difference the run found (most cases first): how many cases show
+    it, a few of their ids, and everything the run observed on the first one."""
+    groups: dict[str, dict[str, Any]] = {}
+    for case in run["cases"]:
+        for kind in dict.fromkeys(case["kinds"]):
+            group = groups.setdefault(kind, {"kind": kind, "cases": 0, "ids": [], "why": []})
+            group["cases"] += 1
+            if len(group["ids"]) < 3:
+                group["ids"].append(case["id"])
+            group["why"] = group["why"] or case["why"]
+    return sorted(groups.values(), key=lambda g: (-g["cases"], g["kind"]))
+
+
+def table(run: Mapping[str, Any]) -> HTMLTable:
+    """:func:`to_html` of the run, as an object notebooks and the gallery show as a table."""
+    return HTMLTable(to_html(by_kind(run)))
+
+
+def to_html(groups: Iterable[Mapping[str, Any]]) -> str:
+    """The kinds of difference as an HTML table, with what was observed on one case."""
+    head = "<tr><th>what differs</th><th>cases</th><th>observed on the first case</th></tr>"
+    body = []
+    for group in groups:
+        ids = "<br>".join(f"<code>{html.escape(i)}</code>" for i in group["ids"])
+        observed = "<br>".join(html.escape(fact) for fact in group["why"])
+        body.append(
+            f"<tr><td>{html.escape(group['kind'])}</td><td>{group['cases']}<br>"
+            f"<small>e.g. {ids}</small></td><td><small>{observed}</small></td></tr>"
+        )
+    return f'<table class="peers"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'

@@ -1,0 +1,162 @@
+"""audit() on custom autograd Functions and on torch.compile'd code.
+
+A Function that writes its input and calls ``ctx.mark_dirty`` is safe (its
+gradients are right); one that does not is ``wrong gradients``, on a non-leaf
+and on a leaf that requires grad. A compiled function is audited as eager
+code runs it, and the audit never fails inside Dynamo.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pytest
+import torch
+from torch import Tensor
+
+from inplace_recipes import audit
+
+
+class DoubleMarked(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: Any, x: Tensor) -> Tensor:
+        x.mul_(2)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> Tensor:
+        return 2 * grad
+
+
+class DoubleUnmarked(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: Any, x: Tensor) -> Tensor:
+        x.mul_(2)
+        return x
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> Tensor:
+        return 2 * grad
+
+
+class DoubleMarkedInSetupContext(torch.autograd.Function):
+    @staticmethod
+    def forward(x: Tensor) -> Tensor:
+        x.mul_(2)
+        return x
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Tensor], output: Tensor) -> None:
+        ctx.mark_dirty(inputs[0])
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> Tensor:
+        return 2 * grad
+
+
+def double_then_reuse(a: Tensor, double: Any) -> Tensor:
+    h = a * 1
+    y = double(h)
+    (y + h * 3).sum().backward()
+    return h
+
+
+def known_good(a: Tensor) -> Tensor:
+    h = a * 1
+    h = h * 2
+    return torch.autograd.grad((h + h * 3).sum(), a)[0]
+
+
+@pytest.mark.parametrize("function", [DoubleMarked, DoubleMarkedInSetupContext])
+def test_marked_dirty_write_is_safe_and_its_gradients_are_right(function: Any) -> None:
+    a = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    report = audit(double_then_reuse, a, function.apply)
+    records = report.to_records()
+    assert [(r["code"], r["consequence"]) for r in records] == [("x.mul_(2)", "safe")], records
+    assert report.ok
+    assert report.error is None
+    assert a.grad is not None
+    assert torch.equal(a.grad, known_good(a.detach().requires_grad_()))
+
+
+def test_unmarked_write_is_wrong_gradients_and_they_are() -> None:
+    a = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    report = audit(double_then_reuse, a, DoubleUnmarked.apply)
+    records = report.to_records()
+    assert [(r["code"], r["consequence"]) for r in records] == [("x.mul_(2)", "wrong gradients")]
+    assert records[0]["fix"].startswith("x = x.mul(2)"), records[0]
+    assert a.grad is not None
+    assert not torch.equal(a.grad, known_good(a.detach().requires_grad_()))
+
+
+def test_unmarked_write_into_a_leaf_is_reported() -> None:
+    leaf = torch.ones(3, requires_grad=True)
+    report = audit(DoubleUnmarked.apply, leaf)
+    records = report.to_records()
+    assert [(r["consequence"], r["kind"]) for r in records] == [
+        ("wrong gradients", "leaf written in a custom Function")
+    ], records
+    assert torch.equal(leaf.detach(), torch.full((3,), 2.0))  # the leaf changed, silently
+
+
+def test_a_later_torch_call_inside_forward_does_not_settle_the_write_early() -> None:
+    class WriteThenCompute(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Tensor) -> tuple[Tensor, Tensor]:
+            x.add_(1)
+            other = x * 2  # a torch call after the write, before mark_dirty
+            ctx.mark_dirty(x)
+            return x, other
+
+        @staticmethod
+        def backward(ctx: Any, grad: Tensor, grad_other: Tensor) -> Tensor:
+            return grad + 2 * grad_other
+
+    a = torch.ones(2, requires_grad=True)
+    report = audit(lambda: sum(t.sum() for t in WriteThenCompute.apply(a * 1)).backward())
+    assert [r["consequence"] for r in report.to_records()] == ["safe"], report.to_records()
+
+
+def write_then_scale(x: Tensor) -> Tensor:
+    y = x * 1
+    y[0] = 0.0
+    y[1:] *= 2
+    return y
+
+
+def exp_then_write(x: Tensor) -> Tensor:
+    y = x.exp()
+    y[0] = 0.0
+    return y
+
+
+# Dynamo reads .grad of the intermediate tensors it passes to the recorder.
+@pytest.mark.filterwarnings("ignore:The .grad attribute of a Tensor that is not a leaf:UserWarning")
+def test_compiled_function_is_audited_as_eager_code_without_crashing() -> None:
+    torch._dynamo.reset()
+    compiled = torch.compile(write_then_scale, backend="aot_eager")
+    x = torch.tensor([0.0, 1.0, 2.0], requires_grad=True)
+    report = audit(lambda: compiled(x).sum().backward())
+    assert report.error is None, repr(report.error)
+    records = report.to_records()
+    assert {r["code"] for r in records} == {"y[0] = 0.0", "y[1:] *= 2"}, records
+    assert {r["consequence"] for r in records} == {"safe"}
+    assert all(r["inside"] is None for r in records), records
+    assert x.grad is not None
+    assert torch.equal(x.grad, torch.tensor([0.0, 2.0, 2.0]))
+
+
+@pytest.mark.filterwarnings("ignore:The .grad attribute of a Tensor that is not a leaf:UserWarning")
+def test_compiled_write_into_a_saved_tensor_is_found() -> None:
+    torch._dynamo.reset()
+    compiled = torch.compile(exp_then_write, backend="aot_eager")
+    x = torch.tensor([0.0, 1.0, 2.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # AOTAutograd's anomaly-mode traceback
+        report = audit(lambda: compiled(x).sum().backward())
+    fails = [r for r in report.to_records() if r["consequence"] == "backward fails"]
+    assert [r["code"] for r in fails] == ["y[0] = 0.0"], report.to_records()
+    assert fails[0]["fix"] == "y = inplace_recipes.at(y)[0].set(0.0)"
+    assert type(report.error) is RuntimeError

@@ -45,7 +45,9 @@ exclude_patterns = [
 ]
 
 # -- MyST ------------------------------------------------------------------
-myst_enable_extensions = ["colon_fence"]
+# substitution: the generated pages' figures (answer_table.FIGURES), so that a
+# sentence keeps one wording, and one translation, whatever its numbers.
+myst_enable_extensions = ["colon_fence", "substitution"]
 myst_heading_anchors = 3
 
 # -- HTML ------------------------------------------------------------------
@@ -156,5 +158,6 @@ for _script, _data in DATA_DEPENDENCIES.items():
         _stamp.unlink()
 
 answer_table.write(HERE / "_generated")
+myst_substitutions = dict(answer_table.FIGURES)
 concept_graphs.write(HERE / "_generated")
 api_modules.write(HERE / "_generated")

@@ -191,8 +191,12 @@ def _cached(key: tuple[Any, ...], build: Callable[[], _T]) -> _T:
     """``build()`` (a tensor or a tuple of them), remembered under ``key``.
 
     A cached tensor that anyone wrote into (its version moved) is rebuilt.
+    While ``torch.compile`` traces, under a dispatch mode and in inference
+    mode, nothing is cached or read from the cache.
     """
-    hit = _CACHE.get(key) if _caching() else None  # dynamo cannot trace the version check
+    if not _caching():  # tracing (dynamo cannot trace the version check), fake tensors
+        return build()
+    hit = _CACHE.get(key)
     if hit is not None:
         value, versions = hit
         if type(value) is tuple:
@@ -204,7 +208,7 @@ def _cached(key: tuple[Any, ...], build: Callable[[], _T]) -> _T:
     built = build()
     tensors: tuple[Tensor, ...] = built if isinstance(built, tuple) else (built,)  # type: ignore[assignment]
     size = sum(t.numel() * t.element_size() for t in tensors)
-    if size <= _CACHE_ENTRY_BYTES and _caching():
+    if size <= _CACHE_ENTRY_BYTES:
         if len(_CACHE) >= _CACHE_ENTRIES:
             del _CACHE[next(iter(_CACHE))]
         _CACHE[key] = (built, tuple(t._version for t in tensors))

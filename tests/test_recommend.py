@@ -86,3 +86,31 @@ def test_preferences_follow_the_committed_measurements() -> None:
         pick = next(p for p in PREFERENCES[write] if p in ratios)
         fastest = min(ratios.values())
         assert ratios[pick] <= NOISE * fastest, (write, pick, rows)
+
+
+def test_ranking_counts_recipes_only() -> None:
+    """Baselines, raw one-liners and at() are measured beside the recipes, never recommended."""
+    from inplace_recipes.recommend import ranking
+
+    records = [
+        {
+            "device": "cpu",
+            "dtype": "float32",
+            "mode": "eager",
+            "size": 10**6,
+            "write": "row",
+            "entry": entry,
+            "correct": True,
+            "ratio_forward_backward": ratio,
+        }
+        for entry, ratio in [
+            ("inplace", 1.0),
+            ("inplace_again", 0.9),
+            ("inplace_on_clone", 1.1),
+            ("raw_where", 0.5),
+            ("at", 0.6),
+            ("where", 2.0),
+            ("clone", 1.2),
+        ]
+    ]
+    assert ranking({"records": records}, sizes=[10**6]) == {"row": [("clone", 1.2), ("where", 2.0)]}

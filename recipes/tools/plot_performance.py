@@ -111,9 +111,7 @@ print(
 #
 # Every recipe over in-place, forward + backward, float32, eager. The dotted
 # line is the in-place write on one clone, the floor for any out-of-place
-# write as one step; the dashed one a clone timed alone, from a warm cache
-# into a reused buffer, which no step that keeps three full-size tensors
-# alive enjoys.
+# write as one step.
 
 for write in bench.WRITES:
     fig = report.figure_against_size(results, write)
@@ -135,10 +133,13 @@ print("\n".join(report.saved_bytes_lines(results)))
 #
 # The fastest recipe per write in eager mode, and under ``torch.compile``, as a
 # ratio to the *eager* in-place write (1e6 float32 elements); a bar below 1
-# means a compiled out-of-place recipe beats eager in-place.
+# means a compiled out-of-place recipe beats eager in-place. Compiling is slow,
+# so a run may leave this subset out (``--compile-sizes``); then the figure
+# says so.
 
 fig = report.figure_compiled(results)
 plt.show()
+print(sorted({r["mode"] for r in results["records"]}))
 
 # %%
 # Numbers from this machine
@@ -183,7 +184,7 @@ assert all(r["correct"] for r in live["records"] if r["applicable"])
 #
 # - ``python -m inplace_recipes bench --help``: the benchmark, and
 #   ``benchmarks/README.md`` for how the committed results were made.
-# - :mod:`inplace_recipes.bench.report`: the functions that turn the results
+# - ``inplace_recipes.bench.report``: the functions that turn the results
 #   into this page's answer, tables and figures.
 # - `PyTorch benchmark recipe
 #   <https://pytorch.org/tutorials/recipes/recipes/benchmark.html>`__:

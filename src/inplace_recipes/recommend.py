@@ -1,16 +1,17 @@
 """Which recipe to use for an index: the fastest one that is correct for it.
 
 :data:`PREFERENCES` ranks the recipes for each kind of write by forward +
-backward time over in-place (geometric mean over 1e5 to 1e7 elements, float32
-and float64, eager, CPU), from the committed benchmark (``benchmarks/results/cpu-full.json``; :func:`ranking` recomputes it
-from any results file). :func:`best_recipe` takes the first recipe in that
+backward time over in-place (geometric mean over the sizes from 1e5 elements
+up and every dtype measured, eager, CPU), from the committed benchmark
+(``benchmarks/results/cpu-full.json``; :func:`ranking` recomputes it from any
+results file). :func:`best_recipe` takes the first recipe in that
 order that can express the index and value.
 
 >>> import torch
 >>> best_recipe(torch.zeros(3, 4), 1, 0.0)
 'clone'
 >>> best_recipe(torch.zeros(3, 4), torch.tensor([[True] * 4, [False] * 4, [True] * 4]), 0.0)
-'clone'
+'where'
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ PREFERENCES: dict[str, tuple[str, ...]] = {
     # a basic index with a slice: x[:, 1::10] = v
     "slice": ("clone",),
     # x[mask] = v: one boolean mask
-    "mask": ("clone",),
+    "mask": ("where", "clone"),
     # a basic index and a tensor value that requires grad
     "value_grad": ("clone",),
     # index tensors: not benchmarked; clone, which wins every measured write
@@ -103,11 +104,12 @@ def ranking(
 ) -> dict[str, list[tuple[str, float]]]:
     """``{write: [(recipe, ratio to in-place), ...]}``, fastest first.
 
-    The ratio is the geometric mean, over ``sizes`` and both dtypes, of the
-    forward + backward time over the in-place time, eager, CPU, from a results
-    dict of :func:`inplace_recipes.bench.run`; a recipe counts only if it was
-    correct and measured at all of them. Averaging sizes and dtypes keeps one
-    noisy measurement from deciding.
+    The ratio is the geometric mean, over those of ``sizes`` the results hold
+    and every dtype, of the forward + backward time over the in-place time,
+    eager, CPU, from a results dict of :func:`inplace_recipes.bench.run`; a
+    recipe counts only if it was correct and measured at all of them, and
+    only recipes count (not the baselines, raw one-liners or ``at()``).
+    Averaging sizes and dtypes keeps one noisy measurement from deciding.
 
     >>> fake = {"records": [
     ...     {"device": "cpu", "dtype": "float32", "mode": "eager", "size": 10**6,

@@ -24,6 +24,7 @@ import random
 import subprocess
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ from . import consistency
 from .entries import ENTRIES, OVERHEAD_ENTRIES, WRITES, forward_fn, shape_for, write_fn
 from .memory import peak_bytes, saved_bytes, saved_storages
 
-__all__ = ["CLOCKS", "FULL", "QUICK", "Config", "provenance", "run", "timed"]
+__all__ = ["CLOCKS", "FULL", "QUICK", "Config", "provenance", "remeasure_noisy", "run", "timed"]
 
 
 @dataclass(frozen=True)
@@ -67,14 +68,21 @@ class Config:
     attempts: int = 3
     #: Instruction counts (callgrind) of the overhead entries at these sizes.
     instruction_sizes: tuple[int, ...] = (10**3,)
+    #: Count instructions in a second process while the timing runs (a 2-core
+    #: machine's other core), not before it: quick, and a little noisier.
+    instructions_alongside: bool = False
     #: ``audit()`` and ``detect_anomaly`` on the MLP, side by side.
     audit: bool = True
     #: ``"cpu"``: the process's CPU time (``time.process_time``), which the
     #: time other processes hold the cores does not inflate; ``"wall"``: wall
     #: time (``time.perf_counter``). Alike on a quiet machine for this
-    #: single-threaded work; on a shared one only CPU time is stable.
+    #: single-threaded work; on a shared one only CPU time is stable. CUDA
+    #: runs always use wall time (the host waits for the device).
     clock: str = "cpu"
 
+
+#: The writes whose instructions are counted: those of the overhead comparison.
+INSTRUCTION_WRITES = ("element", "row", "slice", "mask")
 
 #: ``--quick``: the overhead sizes, float32, eager, short timings (under a minute).
 QUICK = Config(
@@ -86,6 +94,7 @@ QUICK = Config(
     rounds=2,
     peak=False,
     attempts=2,
+    instructions_alongside=True,
 )
 #: The full run committed to ``benchmarks/results/``.
 FULL = Config()
@@ -288,10 +297,17 @@ def _run(config: Config, devices: list[str], progress: bool, command: str) -> di
     prov = provenance(config, devices, command)
     out: dict[str, Any] = {"provenance": prov, "config": asdict(config)}
     plans = _plans(config, devices)
+    counting: Future[dict[str, Any]] | None = None
     if config.instruction_sizes:  # first: a subprocess that imports this code as it is now
         from .instructions import instruction_counts
 
-        out["instructions"] = instruction_counts(config.instruction_sizes, config.writes)
+        writes = [w for w in config.writes if w in INSTRUCTION_WRITES]
+        if config.instructions_alongside:  # on the other core, while the timing runs
+            counting = ThreadPoolExecutor(1).submit(
+                instruction_counts, config.instruction_sizes, writes
+            )
+        else:
+            out["instructions"] = instruction_counts(config.instruction_sizes, writes)
     if config.audit:
         from .audit_cost import audit_overhead
 
@@ -341,6 +357,8 @@ def _run(config: Config, devices: list[str], progress: bool, command: str) -> di
     finally:
         if bar is not None:
             bar.close()
+    if counting is not None:
+        out["instructions"] = counting.result()
     _add_ratios(records)
     noisy = consistency.inconsistencies(records)
     prov["seconds"] = time.perf_counter() - started
@@ -441,7 +459,7 @@ def _measure(
                     fn,
                     threads=config.threads,
                     min_run_time=config.min_run_time / config.rounds,
-                    clock=config.clock,
+                    clock="wall" if device.type == "cuda" else config.clock,
                 )
                 samples.setdefault((entry, phase), []).extend(times)
             if bar is not None:
@@ -582,3 +600,66 @@ def _add_ratios(records: list[dict[str, Any]]) -> None:
                 r[f"ratio_{phase}_floor"] = t["median"] / (
                     own[phase]["median"] + floor[phase]["median"]
                 )
+
+
+def remeasure_noisy(
+    results: dict[str, Any], *, command: str = "remeasure_noisy()", limit: int | None = None
+) -> list[str]:
+    """Measure again every configuration of ``results`` that fails the self-consistency check.
+
+    The records of each such configuration (all its entries: their ratios
+    share one baseline) are replaced by a new measurement made with the run's
+    own config, up to ``attempts`` times until it agrees with itself; ratios
+    and the verdict are recomputed, and ``provenance.remeasured`` says what,
+    when, and under what load. Returns the configurations measured again
+    (at most ``limit`` of them, the smallest first).
+    """
+    fields: dict[str, Any] = {
+        k: tuple(v) if isinstance(v, list) else v for k, v in results["config"].items()
+    }
+    config = Config(**fields)
+    noisy = consistency.inconsistencies(results["records"], results["consistency"]["tolerance"])
+    keys = list(
+        dict.fromkeys((p["device"], p["dtype"], p["size"], p["write"], p["mode"]) for p in noisy)
+    )[:limit]
+    if not keys:
+        return []
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(config.threads)
+    try:
+        checks = {(d, t): _checked_recipes(config, d, getattr(torch, t)) for d, t, *_ in set(keys)}
+        for device, dtype, size, write, mode in keys:
+            plan = _Plan(device, dtype, size, write, [mode])
+            fresh, attempts = _measure_consistent(config, plan, mode, checks[device, dtype], None)
+            results["records"] = [
+                r
+                for r in results["records"]
+                if consistency.group_key(r) != (device, dtype, size, write, mode)
+            ] + fresh
+            where = dict(
+                zip(
+                    ("device", "dtype", "size", "write", "mode"),
+                    (device, dtype, size, write, mode),
+                    strict=True,
+                )
+            )
+            results["consistency"]["repeated"].append(
+                where | {"attempts": attempts, "remeasured": True}
+            )
+    finally:
+        torch.set_num_threads(old_threads)
+    _add_ratios(results["records"])
+    still = consistency.inconsistencies(results["records"], results["consistency"]["tolerance"])
+    results["consistency"]["noisy"] = still
+    prov = results["provenance"]
+    prov["noisy"] = bool(still)
+    prov.setdefault("remeasured", []).append(
+        {
+            "command": command,
+            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "git_commit": _git_commit(),
+            "load_average": _load(),
+            "configurations": [list(k) for k in keys],
+        }
+    )
+    return [" ".join(map(str, k)) for k in keys]

@@ -103,10 +103,15 @@ def _grid(title: str, table: dict[str, dict[tuple[str, int], float]], label: str
     return lines
 
 
+def _clock(results: dict[str, Any]) -> str:
+    """What the times are: process CPU time, or wall time (results made before ``clock``)."""
+    return "CPU time" if results.get("config", {}).get("clock") == "cpu" else "wall time"
+
+
 def overhead_lines(results: dict[str, Any]) -> list[str]:
     """Each recipe's time over its raw one-liner's, by write and size (and instructions)."""
     lines = _grid(
-        "recipe / its raw one-liner, forward + backward, wall time",
+        f"recipe / its raw one-liner, forward + backward, {_clock(results)}",
         raw_overhead(results),
         "recipe",
     )
@@ -124,7 +129,9 @@ def at_lines(results: dict[str, Any]) -> list[str]:
     if not table:
         return ["at() / the recipe it picks: not measured"]
     lines = ["at(x)[i].set(v) / the recipe it picks, forward + backward"]
-    lines.append(f"  {'write':8} {'size':>5} {'picks':15} {'wall time':>9} {'instructions':>12}")
+    lines.append(
+        f"  {'write':8} {'size':>5} {'picks':15} {_clock(results):>9} {'instructions':>12}"
+    )
     for (write, size), (pick, ratio) in table.items():
         n = counts.get((write, size))
         inst = "-" if n is None else f"{n:.2f}{X}"
@@ -157,9 +164,7 @@ def consistency_line(results: dict[str, Any]) -> str:
     now = consistency.inconsistencies(results["records"], info["tolerance"])
     pairs = ", ".join(f"{a} = {b}" for a, b, _ in info["pairs"])
     repeated = len(info["repeated"])
-    verdict = (
-        "passes" if not now else f"FAILS in {len(now)} configuration(s): treat the run as noisy"
-    )
+    verdict = "passes" if not now else f"FAILS for {len(now)} pair(s): treat the run as noisy"
     return (
         f"self-consistency ({pairs}; within {(info['tolerance'] - 1) * 100:.0f}%): {verdict}; "
         f"{repeated} configuration(s) measured again"
@@ -260,10 +265,19 @@ def answer(results: dict[str, Any]) -> str:
             f"the recipes save 0 to {max(nbytes):,} bytes for a one-element write to 1e6 "
             "float32 elements, in-place nothing."
         )
+    counted = instruction_overhead(results)
+    inst = [v for name, row in counted.items() if name in RECIPES for v in row.values()]
+    inst_at = list(counted.get("at", {}).values())
     if raw:
         parts.append(
             f"Each recipe costs {_span(raw)} the raw torch call it wraps at 1e3 to 1e6 elements"
-            + (f", and ``at()`` {_span(at)} the recipe it picks." if at else ".")
+            + (f", and ``at()`` {_span(at)} the recipe it picks" if at else "")
+            + (
+                f" ({_span(inst)} and {_span(inst_at)} in instructions at 1e3, which the "
+                "machine's load does not move)."
+                if inst and inst_at
+                else "."
+            )
         )
     return " ".join(parts)
 
@@ -273,6 +287,16 @@ def _figure(width: float = 7.0, height: float = 4.0) -> tuple[Figure, Any]:
 
     fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
     return fig, ax
+
+
+def _times_axis(ax: Any) -> None:
+    """Log y axis of ratios, labelled ``0.5x``, ``1x``, ``2x`` rather than powers of ten."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=2))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}{X}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
 
 
 def figure_headline(results: dict[str, Any]) -> Figure:
@@ -285,9 +309,9 @@ def figure_headline(results: dict[str, Any]) -> Figure:
         if points:
             ax.plot(*zip(*points, strict=True), "-o", label=write, markersize=4)
     ax.axhline(1.0, color="gray", linewidth=1)
+    _times_axis(ax)
     ax.set(
         xscale="log",
-        yscale="log",
         xlabel="elements (float32, CPU, one thread)",
         ylabel="time / in-place write",
         title="The recommended recipe against in-place, forward + backward",
@@ -297,19 +321,19 @@ def figure_headline(results: dict[str, Any]) -> Figure:
 
 
 def figure_against_size(results: dict[str, Any], write: str) -> Figure:
-    """Every recipe over in-place against size for one write, the floors dashed."""
+    """Every recipe over in-place against size for one write, the clone floor dotted."""
     fig, ax = _figure()
-    for entry in ("inplace_on_clone", "plain_clone", *RECIPES):
+    for entry in ("inplace_on_clone", *RECIPES):
         points = [(s, _ratio(results, entry, write, s)) for s in _sizes(results, write)]
         points = [(s, v) for s, v in points if v is not None]
         if not points:
             continue
-        style = {"plain_clone": "k--", "inplace_on_clone": "k:"}.get(entry, "-o")
+        style = "k:" if entry == "inplace_on_clone" else "-o"
         ax.plot(*zip(*points, strict=True), style, label=entry, markersize=3)
     ax.axhline(1.0, color="gray", linewidth=1)
+    _times_axis(ax)
     ax.set(
         xscale="log",
-        yscale="log",
         xlabel="elements (float32)",
         ylabel="time / in-place write",
         title=f"{write} write: forward + backward over in-place",
@@ -374,8 +398,8 @@ def figure_compiled(results: dict[str, Any], size: int = 10**6) -> Figure:
     ax.bar([x - 0.2 for x in xs], [r[1][0] for r in rows], 0.4, label="eager")
     ax.bar([x + 0.2 for x in xs], [r[2][0] for r in rows], 0.4, label="torch.compile")
     for x, (_, e, c) in zip(xs, rows, strict=True):
-        ax.text(x - 0.2, e[0], e[1], ha="center", va="bottom", fontsize=7, rotation=90)
-        ax.text(x + 0.2, c[0], c[1], ha="center", va="bottom", fontsize=7, rotation=90)
+        for dx, (_, name) in ((-0.2, e), (0.2, c)):
+            ax.text(x + dx, 0.05, name, ha="center", va="bottom", rotation=90, color="white")
     ax.axhline(1.0, color="gray", linewidth=1)
     ax.set_xticks(list(xs), [r[0] for r in rows])
     ax.set(

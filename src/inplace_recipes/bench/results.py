@@ -202,7 +202,7 @@ def answer_columns(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
     committed results (``None`` where they lack it).
 
     >>> cols = answer_columns()
-    >>> cols["inplace"]["saved_bytes"], cols["index_put"]["saved_bytes"]
+    >>> cols["inplace"]["saved_bytes"], cols["scatter"]["saved_bytes"]
     (0, 8)
     """
     shape = shape_for(10**6)

@@ -29,7 +29,8 @@ REFRESH = "nox -s translations"
 
 #: Messages that change at every build and are not prose: left in English.
 VOLATILE = (re.compile(r"Total running time of the script"),)
-#: Inline code, roles with their targets, links and substitutions: never translated.
+#: Inline code, roles with their targets, links, substitutions and quoted
+#: messages: never translated.
 _MARKUP = re.compile(
     r"``.*?``"  # reST inline code
     r"|(?:\{[\w:-]+\}|:[\w:-]+:)`[^`]*`"  # MyST and reST roles, target and all
@@ -37,6 +38,7 @@ _MARKUP = re.compile(
     r"|\]\([^)]*\)"  # the address of a Markdown link (its text is prose)
     r"|<[^>]*>|https?://\S+|\|[^|]+\|"  # targets, addresses, reST substitutions
     r"|\{\{[^}]*\}\}"  # MyST substitutions: the build's figures, the same in every language
+    r'|"[^"]*"'  # quoted text: torch's messages, which stay as torch prints them
 )
 #: Words that are units or symbols, not prose.
 UNITS = frozenset({"B", "KiB", "MiB", "GiB", "ms", "us", "µs", "ns", "e", "x"})

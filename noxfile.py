@@ -129,7 +129,10 @@ def browser(session: nox.Session) -> None:
         package
         for package, present in [
             ("chromium", shutil.which("chromium") is not None),
-            ("fonts-noto-cjk", Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc").exists()),
+            (
+                "fonts-noto-cjk",
+                Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc").exists(),
+            ),
         ]
         if not present
     ]

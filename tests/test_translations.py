@@ -19,7 +19,8 @@ from babel.messages.pofile import write_po
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("translations", ROOT / "docs" / "translations.py")
-assert _spec is not None and _spec.loader is not None
+assert _spec is not None
+assert _spec.loader is not None
 translations = sys.modules["translations"] = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(translations)
 
@@ -39,7 +40,11 @@ def _write(path: Path, messages: dict[str, str], fuzzy: frozenset[str] = frozens
 def site(tmp_path: Path) -> tuple[Path, Path]:
     """A one-page site whose catalogue is complete."""
     pot, po = tmp_path / "pot", tmp_path / "po"
-    english = {"A leaf tensor has no grad_fn.": "", "`x[i] = v`": "", "8.77×": ""}
+    english = {
+        "A leaf tensor has no grad_fn.": "",
+        "`x[i] = v`": "",
+        "8.77\N{MULTIPLICATION SIGN}": "",
+    }
     _write(pot / "concepts" / "leaf.pot", english)
     _write(po / "concepts" / "leaf.po", {"A leaf tensor has no grad_fn.": "叶子张量没有 grad_fn。"})
     return pot, po

@@ -64,12 +64,45 @@ def sphinx(session: nox.Session, builder: str, *extra: str) -> None:
     )
 
 
+#: The Chinese edition: built from the same sources into this folder of the site.
+ZH_CN = BUILD / "html" / "zh_CN"
+
+
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Build the HTML site, executing every script in recipes/ (warnings are errors)."""
+    """Build the site in English and Chinese, executing every script in recipes/ once.
+
+    Warnings are errors. The Chinese build reuses the gallery output of the
+    English one (sphinx-gallery does not re-run unchanged scripts) and fails,
+    before it starts, when a catalogue is out of step with the English pages.
+    """
     install(session, "docs")
     sphinx(session, "html", *session.posargs)
     session.log(f"The site is at {BUILD / 'html' / 'index.html'}")
+    sphinx(session, "gettext")
+    session.run("python", "docs/translations.py", "check", "--templates", str(BUILD / "gettext"))
+    session.run(
+        "sphinx-build", "-W", "--keep-going", "-b", "html", "-D", "language=zh_CN",
+        "-d", str(BUILD / "doctrees-zh_CN"), "docs", str(ZH_CN),
+    )  # fmt: skip
+    session.log(f"The Chinese edition is at {ZH_CN / 'index.html'}")
+
+
+@nox.session(default=False)
+def translations(session: nox.Session) -> None:
+    """Bring docs/locale/zh_CN in step with the English pages, ready to translate.
+
+    New messages arrive empty, changed ones fuzzy (with the old translation);
+    ``nox -s docs`` fails until each is translated (see docs/locale/zh_CN/glossary.md).
+    """
+    install(session, "docs")
+    session.install("sphinx-intl>=2.2")
+    sphinx(session, "gettext")
+    session.run(
+        "sphinx-intl", "update", "--pot-dir", str(BUILD / "gettext"), "--language", "zh_CN",
+        "--locale-dir", "docs/locale", "--line-width", "0", "--no-obsolete",
+    )  # fmt: skip
+    session.run("python", "docs/translations.py", "prune")
 
 
 @nox.session
@@ -91,10 +124,22 @@ def browser(session: nox.Session) -> None:
     """Open the built site in headless Chromium; fail on console errors or broken pages."""
     if not (BUILD / "html" / "index.html").exists():
         session.error("Build the site first: nox -s docs")
-    if shutil.which("chromium") is None:
+    # Debian's Chromium, and a CJK font so that the Chinese edition shows text, not boxes.
+    missing = [
+        package
+        for package, present in [
+            ("chromium", shutil.which("chromium") is not None),
+            (
+                "fonts-noto-cjk",
+                Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc").exists(),
+            ),
+        ]
+        if not present
+    ]
+    if missing:
         apt = {"DEBIAN_FRONTEND": "noninteractive"}
         session.run("apt-get", "update", external=True, env=apt)
-        session.run("apt-get", "install", "-y", "chromium", external=True, env=apt)
+        session.run("apt-get", "install", "-y", *missing, external=True, env=apt)
     install(session, "browser")
     session.run("pytest", "-m", "browser", "tests", *session.posargs)
 

@@ -59,6 +59,32 @@ PITFALL_CLAIMS = {
 }
 
 
+#: The build's figures in the generated prose (times, sizes, versions, dates), as
+#: MyST substitutions: each sentence keeps one wording, so its translation
+#: holds whatever the numbers are. ``conf.py`` hands them to MyST.
+FIGURES: dict[str, str] = {}
+
+
+def figure(name: str, value: object) -> str:
+    """Record ``value`` as the figure ``name``; return its placeholder for the page.
+
+    >>> figure("example_ms", "1.02 ms"), FIGURES["example_ms"]
+    ('{{ example_ms }}', '1.02 ms')
+    """
+    FIGURES[name] = str(value)
+    return f"{{{{ {name} }}}}"
+
+
+def _provenance(results: dict[str, Any]) -> str:
+    """Where the committed numbers come from, as figures."""
+    prov = results["provenance"]
+    return (
+        f"{figure('bench_cpu', prov['cpu'])}, {figure('bench_threads', prov['threads'])} "
+        f"thread(s), torch {figure('bench_torch', prov['torch'])}, "
+        f"{figure('bench_date', prov['date'][:10])}"
+    )
+
+
 # -- the committed benchmark, read in one place -----------------------------------
 # The results file's layout belongs to inplace_recipes.bench; these two
 # functions are all the landing page reads from it.
@@ -167,8 +193,8 @@ def render() -> str:
     out.append("```")
     out.append("")
     out.append(
-        f"Checked when this page was built, with torch {torch.__version__}: each line was run "
-        f"on `x = torch.rand(6) * 10`, `i = {i}`, `v = torch.tensor(42.0)` and compared with "
+        f"Checked when this page was built, with torch {figure('torch', torch.__version__)}: "
+        f"each line was run on `x = torch.rand(6) * 10`, `i = {i}`, `v = torch.tensor(42.0)` and compared with "
         "`y = x.clone(); y[i] = v` by "
         "{py:func}`~inplace_recipes.compare.compare_gradients`; ✓ exact means the gradient is "
         "bit-for-bit the reference's."
@@ -179,8 +205,9 @@ def render() -> str:
         "backward time, geometric mean over sizes 1e5 to 1e7 and both dtypes), which "
         "{py:func}`~inplace_recipes.recommend.best_recipe` follows. "
         "Saved for backward: a one-element write on a float32 non-leaf of 1e6 elements; "
-        "speed: forward + backward time over the in-place write's, same size, "
-        f"{columns['inplace']['source']}. Functional updates with every recipe behind "
+        "speed: forward + backward time over the in-place write's, same size, from the "
+        f"committed benchmark ({_provenance(results)}); saved bytes measured live. "
+        "Functional updates with every recipe behind "
         "them: {doc}`at[] </auto_recipes/tools/plot_at>`; what works under `vmap`, "
         "`torch.compile` and friends: {doc}`the compatibility matrix "
         "</auto_recipes/tools/plot_compatibility_matrix>`."
@@ -217,7 +244,9 @@ def render_lead() -> str:
     where = (
         "for every kind of write it measured"
         if everywhere
-        else f"for a one-element write ({', '.join(f'{w}: {n}' for w, n in firsts.items())})"
+        else "for most kinds of write it measured (the first, by write: "
+        + figure("bench_firsts", ", ".join(f"{w}: {n}" for w, n in firsts.items()))
+        + ")"
     )
     why = f"it is the fastest correct recipe in the committed benchmark {where}"
     if pick == "clone":
@@ -232,32 +261,34 @@ def render_lead() -> str:
     ]
     inplace, clone = measured(results, "inplace"), measured(results, "clone")
     mask = measured(results, "mask")
-    prov = results["provenance"]
     if inplace and clone:
         same = inplace["peak_bytes"] == clone["peak_bytes"]
+        inplace_peak = figure("inplace_peak", f"{inplace['peak_bytes'] / 2**20:.1f} MiB")
         peak = (
-            f"the same peak memory ({inplace['peak_bytes'] / 2**20:.1f} MiB)"
+            f"the same peak memory ({inplace_peak})"
             if same
-            else f"peak memory {inplace['peak_bytes'] / 2**20:.1f} MiB and "
-            f"{clone['peak_bytes'] / 2**20:.1f} MiB"
+            else f"peak memory {inplace_peak} and "
+            + figure("clone_peak", f"{clone['peak_bytes'] / 2**20:.1f} MiB")
         )
         close = abs(clone["seconds"] / inplace["seconds"] - 1) < 0.1 and same
         q1 = (
             "**What does in-place cost or save?** "
             + ("Almost nothing: " if close else "")
             + "at 1e6 float32 elements, "
-            f"writing one element and running backward takes {_ms(inplace['seconds'])} in "
-            f"place and {_ms(clone['seconds'])} with clone-and-write, with {peak}"
+            "writing one element and running backward takes "
+            f"{figure('inplace_ms', _ms(inplace['seconds']))} in place and "
+            f"{figure('clone_ms', _ms(clone['seconds']))} with clone-and-write, with {peak}"
         )
         if mask:
             label = _extremes(results).get("mask")
             q1 += (
                 "; the old mask blend"
                 + (f", the {label} recipe," if label else "")
-                + f" takes {_ms(mask['seconds'])} and {mask['peak_bytes'] / 2**20:.1f} MiB"
+                + f" takes {figure('mask_ms', _ms(mask['seconds']))} and "
+                + figure("mask_peak", f"{mask['peak_bytes'] / 2**20:.1f} MiB")
             )
         lead.append(
-            q1 + f" (eager, CPU, {prov['threads']} thread(s), torch {prov['torch']}; "
+            q1 + f" (eager, CPU, {_provenance(results)}; "
             "{doc}`how it is measured </auto_recipes/tools/plot_performance>`)."
         )
     else:
@@ -305,10 +336,9 @@ def render_which() -> str:
         out.append(f"* - {row[0]}")
         out.extend(f"  - {cell}" for cell in row[1:])
     out += ["```", ""]
-    prov = results["provenance"]
     out.append(
         f"Forward + backward at 1e6 float32 elements, eager, from the committed results "
-        f"({prov['cpu']}, {prov['threads']} thread(s), torch {prov['torch']}); differences under "
+        f"({_provenance(results)}); differences under "
         "about 20% are within the run's noise. Details on the performance page."
     )
     return "\n".join(out) + "\n"

@@ -38,13 +38,16 @@ root_doc = "index"
 exclude_patterns = [
     "_build",
     "_generated",  # included by other pages, not pages of their own
+    "locale",  # translation catalogues and the translators' glossary
     "sg_execution_times.rst",
     "auto_recipes/**sg_execution_times.rst",
     "**.ipynb",
 ]
 
 # -- MyST ------------------------------------------------------------------
-myst_enable_extensions = ["colon_fence"]
+# substitution: the generated pages' figures (answer_table.FIGURES), so that a
+# sentence keeps one wording, and one translation, whatever its numbers.
+myst_enable_extensions = ["colon_fence", "substitution"]
 myst_heading_anchors = 3
 
 # -- HTML ------------------------------------------------------------------
@@ -54,6 +57,28 @@ html_static_path = ["_static"]
 html_css_files = ["custom.css"]
 html_theme_options = {"navigation_with_keys": True}
 html_show_sourcelink = False
+# Furo's sidebar with the language switcher under the project's name.
+templates_path = ["_templates"]
+html_sidebars = {
+    "**": [
+        "sidebar/scroll-start.html",
+        "sidebar/brand.html",
+        "sidebar/lang-switch.html",
+        "sidebar/search.html",
+        "sidebar/navigation.html",
+        "sidebar/scroll-end.html",
+    ]
+}
+
+# -- translations ------------------------------------------------------------
+# The Chinese edition: `nox -s docs` builds it with -D language=zh_CN from the
+# same sources and executed gallery output; only the prose comes from the
+# catalogues in locale/ (one per page, no line numbers, so that an edit
+# elsewhere on a page does not touch them). `nox -s translations` updates them.
+locale_dirs = ["locale/"]
+gettext_compact = False
+gettext_location = False
+gettext_uuid = False
 
 # -- autodoc ---------------------------------------------------------------
 autodoc_default_options = {"members": True, "member-order": "bysource"}
@@ -133,5 +158,6 @@ for _script, _data in DATA_DEPENDENCIES.items():
         _stamp.unlink()
 
 answer_table.write(HERE / "_generated")
+myst_substitutions = dict(answer_table.FIGURES)
 concept_graphs.write(HERE / "_generated")
 api_modules.write(HERE / "_generated")

@@ -3,13 +3,16 @@
 Serves docs/_build/html on localhost; fails on a console error, a request to
 another host, a broken image, an empty search for ``index_put`` or a code
 block without a copy button. Every gallery page (one per script in recipes/)
-is opened. Screenshots go to docs/_build/screenshots/.
+is opened; the Chinese edition (``zh_CN/``) must have every page, a CJK font
+and a language switcher that lands on the same page. Screenshots go to
+docs/_build/screenshots/.
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -166,3 +169,67 @@ def test_situations_section(site: str, browser_context: object) -> None:
         )
         assert upstream > 0, f"{name} cites no upstream issue or forum thread"
         page.close()  # type: ignore[attr-defined]
+
+
+# -- the Chinese edition ------------------------------------------------------
+ZH_CN = HTML / "zh_CN"
+
+
+def test_every_english_page_has_a_chinese_page() -> None:
+    skip = {"genindex.html", "search.html", "py-modindex.html"}
+    english = {
+        p.relative_to(HTML)
+        for p in HTML.rglob("*.html")
+        if ZH_CN not in p.parents
+        and p.name not in skip
+        and not {"_static", "_modules", "_images"} & set(p.parts)
+    }
+    missing = sorted(str(p) for p in english if not (ZH_CN / p).exists())
+    assert not missing, f"pages with no Chinese edition: {missing[:10]}"
+
+
+def test_a_cjk_font_is_installed() -> None:
+    """Without one, Chromium draws the Chinese edition as boxes."""
+    families = subprocess.run(
+        ["fc-list", ":lang=zh", "family"], capture_output=True, text=True, check=True
+    ).stdout
+    assert families.strip(), "no CJK font: apt-get install -y fonts-noto-cjk"
+
+
+def test_chinese_landing_page(site: str, browser_context: object) -> None:
+    page = _open(browser_context, f"{site}/zh_CN/index.html", "zh_CN_index")
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"  # type: ignore[attr-defined]
+    text = page.inner_text("article")  # type: ignore[attr-defined]
+    chinese = sum("\u4e00" <= c <= "\u9fff" for c in text)
+    assert chinese > 100, f"the landing page is not in Chinese ({chinese} CJK characters)"
+    assert "x[i] = v" in page.inner_text("table.answer-table")  # type: ignore[attr-defined]
+    _check_copy_buttons(page)
+
+
+@pytest.mark.parametrize(
+    ("start", "link", "lands"),
+    [
+        ("concepts/leaf-tensors.html", "中文", "zh_CN/concepts/leaf-tensors.html"),
+        ("zh_CN/concepts/leaf-tensors.html", "English", "concepts/leaf-tensors.html"),
+        ("zh_CN/index.html", "English", "index.html"),
+        (
+            "auto_recipes/by_recipe/plot_where.html",
+            "中文",
+            "zh_CN/auto_recipes/by_recipe/plot_where.html",
+        ),
+    ],
+)
+def test_the_language_switcher_opens_the_same_page(
+    site: str, browser_context: object, start: str, link: str, lands: str
+) -> None:
+    page = _open(browser_context, f"{site}/{start}", "switch_" + start.replace("/", "_"))
+    page.locator(".sidebar-lang-switch a", has_text=link).first.click()  # type: ignore[attr-defined]
+    page.wait_for_load_state("networkidle")  # type: ignore[attr-defined]
+    assert page.url == f"{site}/{lands}"  # type: ignore[attr-defined]
+
+
+def test_chinese_recipe_page(site: str, browser_context: object) -> None:
+    url = f"{site}/zh_CN/auto_recipes/by_recipe/plot_where.html"
+    page = _open(browser_context, url, "zh_CN_recipe_where")
+    assert page.locator("img.sphx-glr-single-img").count() >= 1  # type: ignore[attr-defined]
+    assert "梯度检查" in page.inner_text("article")  # type: ignore[attr-defined]

@@ -656,7 +656,7 @@ class _FunctionMode(TorchFunctionMode):
         return self.recorder.on_call(func, args, kwargs or {})
 
 
-@torch.compiler.disable  # type: ignore[untyped-decorator]
+@torch.compiler.disable
 def _uncompiled_call(
     recorder: Recorder, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:

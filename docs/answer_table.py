@@ -94,7 +94,9 @@ HEADLINE = {"write": "element", "size": 10**6, "dtype": "float32", "mode": "eage
 
 
 def measured(results: dict[str, Any], entry: str, **where: Any) -> dict[str, float] | None:
-    """Forward + backward seconds and peak bytes of ``entry`` (``None`` if not measured).
+    """Forward + backward seconds and peak bytes of ``entry`` (``None`` if not timed).
+
+    ``peak_bytes`` is ``None`` when the run left peak memory out (``--no-peak``).
 
     >>> tiny = {"records": [{"entry": "clone", "write": "element", "size": 10**6,
     ...     "dtype": "float32", "mode": "eager", "device": "cpu",
@@ -106,9 +108,13 @@ def measured(results: dict[str, Any], entry: str, **where: Any) -> dict[str, flo
     for record in results["records"]:
         if all(record.get(key) == value for key, value in want.items()):
             timing = record.get("forward_backward") or {}
-            if timing.get("median") is None or record.get("peak_bytes") is None:
+            if timing.get("median") is None:
                 return None
-            return {"seconds": float(timing["median"]), "peak_bytes": float(record["peak_bytes"])}
+            peak = record.get("peak_bytes")
+            return {
+                "seconds": float(timing["median"]),
+                "peak_bytes": None if peak is None else float(peak),
+            }
     return None
 
 
@@ -223,7 +229,10 @@ def _extremes(results: dict[str, Any]) -> dict[str, str]:
     if not known:
         return {}
     slowest = max(known, key=lambda name: known[name]["seconds"])
-    hungriest = max(known, key=lambda name: known[name]["peak_bytes"])
+    peaks = {name: m["peak_bytes"] for name, m in known.items() if m["peak_bytes"] is not None}
+    if not peaks:
+        return {slowest: "slowest"}
+    hungriest = max(peaks, key=peaks.__getitem__)
     if slowest == hungriest:
         return {slowest: "slowest and most memory-hungry"}
     return {slowest: "slowest", hungriest: "most memory-hungry"}
@@ -263,13 +272,16 @@ def render_lead() -> str:
     mask = measured(results, "mask")
     if inplace and clone:
         same = inplace["peak_bytes"] == clone["peak_bytes"]
-        inplace_peak = figure("inplace_peak", f"{inplace['peak_bytes'] / 2**20:.1f} MiB")
-        peak = (
-            f"the same peak memory ({inplace_peak})"
-            if same
-            else f"peak memory {inplace_peak} and "
-            + figure("clone_peak", f"{clone['peak_bytes'] / 2**20:.1f} MiB")
-        )
+        if inplace["peak_bytes"] is None or clone["peak_bytes"] is None:
+            peak = "peak memory not measured in that run"
+        else:
+            inplace_peak = figure("inplace_peak", f"{inplace['peak_bytes'] / 2**20:.1f} MiB")
+            peak = (
+                f"the same peak memory ({inplace_peak})"
+                if same
+                else f"peak memory {inplace_peak} and "
+                + figure("clone_peak", f"{clone['peak_bytes'] / 2**20:.1f} MiB")
+            )
         close = abs(clone["seconds"] / inplace["seconds"] - 1) < 0.1 and same
         q1 = (
             "**What does in-place cost or save?** "
@@ -284,9 +296,10 @@ def render_lead() -> str:
             q1 += (
                 "; the old mask blend"
                 + (f", the {label} recipe," if label else "")
-                + f" takes {figure('mask_ms', _ms(mask['seconds']))} and "
-                + figure("mask_peak", f"{mask['peak_bytes'] / 2**20:.1f} MiB")
+                + f" takes {figure('mask_ms', _ms(mask['seconds']))}"
             )
+            if mask["peak_bytes"] is not None:
+                q1 += " and " + figure("mask_peak", f"{mask['peak_bytes'] / 2**20:.1f} MiB")
         lead.append(
             q1 + f" (eager, CPU, {_provenance(results)}; "
             "{doc}`how it is measured </auto_recipes/tools/plot_performance>`)."

@@ -44,10 +44,14 @@ plt.show()
 # A recipe takes the index as you would write it (``x[i, j]``, ``x[:, 1::10]``,
 # ``x[mask]``) and turns it into the form the torch call needs. Its *raw
 # one-liner* is that torch call with the index already in tensor form, made
-# once outside the timing, the line you would write by hand:
+# once outside the timing, the line you would write by hand. A mask already
+# is a tensor: for ``x[mask] = v`` three one-liners compute what they need
+# from it on every call, as the recipes must (second line).
 
 for name, code in bench.ONE_LINERS.items():
     print(f"{name:19} {code}")
+    if name in bench.MASK_ONE_LINERS:
+        print(f"{'':19} {bench.MASK_ONE_LINERS[name]}  (x[mask] = v)")
 
 # %%
 # Each recipe's forward + backward time over its raw one-liner's, for the

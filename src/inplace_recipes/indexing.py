@@ -163,28 +163,59 @@ def _check_layout(x: Any) -> None:
         raise TypeError(f"Cannot assign to a tensor of layout {x.layout}")
 
 
-# -- a small cache of masks and positions for int/slice indices --------------------
+# -- caches: plans of int/slice indices, and the tensors they build ----------------
 
+#: Plans of indices made only of ints and slices, by index, shape and device;
+#: each keeps the masks and positions it built (see :meth:`IndexPlan._held`).
+_PLANS: dict[tuple[Any, ...], IndexPlan] = {}
+#: Other tensors worth keeping: ``arange``\ s and 0-d scalars.
 _CACHE: dict[tuple[Any, ...], tuple[Any, tuple[int, ...]]] = {}
 _CACHE_ENTRIES = 128
 _CACHE_ENTRY_BYTES = 8 << 20  # an arange over 1e6 elements fits
 
+_STRIDED = torch.strided
+_is_compiling = torch.compiler.is_compiling
+_dispatch_depth = torch._C._len_torch_dispatch_stack
+_inference_mode = torch.is_inference_mode_enabled
+_transform_level = torch._C._functorch.maybe_current_level
+
 
 def clear_cache() -> None:
-    """Forget the cached masks and positions (they are rebuilt on demand).
+    """Forget the cached plans, masks and positions (they are rebuilt on demand).
 
     >>> clear_cache()
     """
+    _PLANS.clear()
     _CACHE.clear()
 
 
 def _caching() -> bool:
     """Caching is off while torch traces (compile, fake tensors) and in inference mode."""
-    return not (
-        torch.compiler.is_compiling()  # first: dynamo cannot trace the others
-        or torch._C._len_torch_dispatch_stack()
-        or torch.is_inference_mode_enabled()
-    )
+    # is_compiling first: dynamo cannot trace the others
+    return not (_is_compiling() or _dispatch_depth() or _inference_mode())
+
+
+def _remember(store: dict[tuple[Any, ...], _T], key: tuple[Any, ...], value: _T) -> None:
+    """``store[key] = value``, forgetting the oldest entry past ``_CACHE_ENTRIES``."""
+    if len(store) >= _CACHE_ENTRIES:
+        del store[next(iter(store))]
+    store[key] = value
+
+
+def _fresh(held: tuple[Any, tuple[int, ...]]) -> bool:
+    """Whether no one wrote into the tensors of a cache entry since it was built."""
+    value, versions = held
+    if type(value) is tuple:
+        return all(t._version == v for t, v in zip(value, versions, strict=True))
+    return bool(value._version == versions[0] and not value.requires_grad)
+
+
+def _entry(built: Any) -> tuple[Any, tuple[int, ...]] | None:
+    """``(built, versions)`` to cache, or ``None`` when it is too big to keep."""
+    tensors: tuple[Tensor, ...] = built if type(built) is tuple else (built,)
+    if sum(t.numel() * t.element_size() for t in tensors) > _CACHE_ENTRY_BYTES:
+        return None
+    return built, tuple(t._version for t in tensors)
 
 
 def _cached(key: tuple[Any, ...], build: Callable[[], _T]) -> _T:
@@ -197,22 +228,70 @@ def _cached(key: tuple[Any, ...], build: Callable[[], _T]) -> _T:
     if not _caching():  # tracing (dynamo cannot trace the version check), fake tensors
         return build()
     hit = _CACHE.get(key)
-    if hit is not None:
-        value, versions = hit
-        if type(value) is tuple:
-            fresh = all(t._version == v for t, v in zip(value, versions, strict=True))
-        else:
-            fresh = value._version == versions[0] and not value.requires_grad
-        if fresh:
-            return value  # type: ignore[no-any-return]
+    if hit is not None and _fresh(hit):
+        return hit[0]  # type: ignore[no-any-return]
     built = build()
-    tensors: tuple[Tensor, ...] = built if isinstance(built, tuple) else (built,)  # type: ignore[assignment]
-    size = sum(t.numel() * t.element_size() for t in tensors)
-    if size <= _CACHE_ENTRY_BYTES:
-        if len(_CACHE) >= _CACHE_ENTRIES:
-            del _CACHE[next(iter(_CACHE))]
-        _CACHE[key] = (built, tuple(t._version for t in tensors))
+    entry = _entry(built)
+    if entry is not None:
+        _remember(_CACHE, key, entry)
     return built
+
+
+def _shared_scalar(value: float, dtype: torch.dtype, device: torch.device) -> Tensor:
+    """A cached 0-d tensor holding ``value``: nobody may write into it."""
+    # -0.0 == 0.0, so the sign of a zero is part of its name; nan is never found
+    key = (value, dtype, device) if value else (value, math.copysign(1.0, value), dtype, device)
+    hit = _CACHE.get(key)
+    if hit is not None:
+        tensor: Tensor = hit[0]
+        if tensor._version == hit[1][0] and not tensor.requires_grad:
+            return tensor
+    tensor = torch.scalar_tensor(value, dtype=dtype, device=device)
+    if value == value:  # noqa: PLR0124 - nan is never equal to a key, so never kept
+        _remember(_CACHE, key, (tensor, (tensor._version,)))
+    return tensor
+
+
+def _basic_key(index: Any) -> Any:
+    """A hashable name of an index made only of ints and slices of ints, or ``None``.
+
+    Slices are not hashable before Python 3.12: each becomes a
+    ``(start, stop, step)`` tuple (an index never holds a tuple, so the names
+    cannot collide).
+
+    >>> _basic_key(3), _basic_key((1, 2)), _basic_key((0, slice(None, 4))), _basic_key([0])
+    (3, (1, 2), (0, (None, 4, None)), None)
+    """
+    tp = type(index)
+    if tp is int:
+        return index
+    if tp is slice:
+        index = (index,)
+    elif tp is not tuple:
+        return None
+    else:
+        for i in index:  # the most common tuple: ints only, its own name
+            if type(i) is not int:
+                break
+        else:
+            return index
+    key = []
+    for i in index:
+        ti = type(i)
+        if ti is int:
+            key.append(i)
+        elif ti is slice:
+            start, stop, step = i.start, i.stop, i.step
+            if not (
+                (start is None or type(start) is int)
+                and (stop is None or type(stop) is int)
+                and (step is None or type(step) is int)
+            ):
+                return None
+            key.append((start, stop, step))
+        else:
+            return None
+    return tuple(key)
 
 
 def _arange(numel: int, device: torch.device) -> Tensor:
@@ -289,11 +368,12 @@ class IndexPlan:
     """
 
     __slots__ = (
-        "_cache_key",
-        "_mask",
+        "_fit",
+        "_held_tensors",
         "_new_axes",
         "_positions",
         "_result_shape",
+        "_shared",
         "_steps",
         "device",
         "index",
@@ -314,8 +394,11 @@ class IndexPlan:
         self._new_axes: tuple[int, ...] | None = None
         self._positions: Tensor | None = None
         self._result_shape: torch.Size | None = None
-        self._mask: Tensor | None = None
-        self._cache_key: tuple[Any, ...] | None = None
+        #: The masks and positions built so far, by name: ``(tensor, versions)``.
+        self._held_tensors: dict[Any, tuple[Any, tuple[int, ...] | None]] = {}
+        #: Whether the plan is in the cache of plans (then shared between calls).
+        self._shared = False
+        self._fit: tuple[Tensor, Tensor] | None = None
 
     def __repr__(self) -> str:
         return f"IndexPlan(kind={self.kind!r}, shape={list(self.shape)}, index={self.index!r})"
@@ -324,20 +407,34 @@ class IndexPlan:
     def of(cls, x: Tensor, index: Any) -> IndexPlan:
         """Plan ``x[index]``; raise torch's error for a bad index.
 
+        Plans of indices made only of ints and slices are cached by index,
+        shape and device (with the masks and positions they build), so
+        planning the same write again costs one dictionary lookup.
+
         >>> IndexPlan.of(torch.zeros(3), 5)
         Traceback (most recent call last):
             ...
         IndexError: index 5 is out of bounds for dimension 0 with size 3
         """
-        _check_layout(x)
+        if (type(x) is not Tensor and not isinstance(x, Tensor)) or x.layout is not _STRIDED:
+            _check_layout(x)
         shape = x.shape
+        key = _basic_key(index)
+        if key is not None:  # the fast path: ints and slices of ints
+            # _caching(), inlined: this is every recipe's first step
+            if _is_compiling() or _dispatch_depth() or _inference_mode():
+                return cls._basic(shape, x.device, index if type(index) is tuple else (index,))
+            device = x.device
+            cache_key = (key, shape, device)
+            plan = _PLANS.get(cache_key)
+            if plan is None:
+                plan = cls._basic(shape, device, index if type(index) is tuple else (index,))
+                plan._shared = True
+                _remember(_PLANS, cache_key, plan)
+            return plan
         kind: Kind
         tp = type(index)
-        # Fast paths: one int, one slice, a tuple of ints and slices, one index tensor.
-        if tp is int or tp is slice:
-            items: tuple[Any, ...] = (index,)
-            kind = "basic"
-        elif tp is tuple and all(type(i) is int or type(i) is slice for i in index):
+        if tp is tuple and all(type(i) is int or type(i) is slice for i in index):
             items, kind = index, "basic"
         elif isinstance(index, Tensor):
             items = (_item(index),)
@@ -362,12 +459,10 @@ class IndexPlan:
                 kind = "mask"
             else:
                 kind = "advanced"
-        plan = cls(shape, x.device, items, kind)
         if kind == "basic":
-            plan._steps, new_axes = _basic_steps(shape, items)
-            if not new_axes:
-                plan._new_axes = ()
-        elif kind == "mask":
+            return cls._basic(shape, x.device, items)
+        plan = cls(shape, x.device, items, kind)
+        if kind == "mask":
             mask = items[0]
             if mask.ndim > len(shape) or mask.shape != shape[: mask.ndim]:
                 raise IndexError(
@@ -377,6 +472,45 @@ class IndexPlan:
         else:
             plan._positions = plan._advanced_positions()  # torch checks the index here
         return plan
+
+    @classmethod
+    def _basic(cls, shape: torch.Size, device: torch.device, items: tuple[Any, ...]) -> IndexPlan:
+        """The plan of a basic index (ints, slices, one ``...``, ``None``)."""
+        plan = cls(shape, device, items, "basic")
+        plan._steps, new_axes = _basic_steps(shape, items)
+        if not new_axes:
+            plan._new_axes = ()
+        return plan
+
+    def _held(self, name: Any, build: Callable[[], _T]) -> _T:
+        """``build()``, kept on the plan under ``name`` for the next call.
+
+        A shared plan (one of the cache of plans) rebuilds a tensor that
+        anyone wrote into, and keeps only what it built while caching is on
+        (not while torch traces or in inference mode) and what is small
+        enough (``_CACHE_ENTRY_BYTES``).
+        """
+        held = self._held_tensors.get(name)
+        if held is not None:
+            value, versions = held
+            if versions is None:
+                return value  # type: ignore[no-any-return]
+            if type(value) is tuple:
+                for t, v in zip(value, versions):  # noqa: B905 - built together
+                    if t._version != v:
+                        break
+                else:
+                    return value  # type: ignore[return-value]
+            elif value._version == versions[0] and not value.requires_grad:
+                return value  # type: ignore[no-any-return]
+        built = build()
+        if not self._shared:
+            self._held_tensors[name] = (built, None)
+        elif _caching():
+            entry = _entry(built)
+            if entry is not None:
+                self._held_tensors[name] = entry
+        return built
 
     @staticmethod
     def items(ndim: int, index: Any) -> tuple[tuple[Any, int | None], ...]:
@@ -443,15 +577,6 @@ class IndexPlan:
             self._new_axes = tuple(axes)
         return self._new_axes
 
-    def _key(self) -> tuple[Any, ...]:
-        """A hashable name of ``x``'s shape and device and the positions a basic index writes."""
-        if self._cache_key is None:
-            steps = tuple(
-                (d, s.start, s.stop, s.step) if type(s) is slice else (d, s) for d, s in self.steps
-            )
-            self._cache_key = (self.shape, self.device, *steps)
-        return self._cache_key
-
     def _basic_index(self) -> tuple[Any, ...]:
         """The basic index without ``None`` (it moves no position)."""
         return tuple(i for i in self.index if i is not None)
@@ -504,28 +629,31 @@ class IndexPlan:
                 self._result_shape = probe[self.index].shape
         return self._result_shape
 
-    def flat_positions(self) -> Tensor:
+    def flat_positions(self, *, flatten: bool = False) -> Tensor:
         """Row-major positions in ``x.reshape(-1)`` of each element of ``x[index]``.
 
-        The result has the shape of ``x[index]``; do not write into it.
+        The result has the shape of ``x[index]``, or one dimension with
+        ``flatten=True``; do not write into it.
 
         >>> IndexPlan.of(torch.zeros(2, 2), torch.tensor([[True, False], [False, True]])).flat_positions()
         tensor([0, 3])
+        >>> IndexPlan.of(torch.zeros(2, 2), (1, 0)).flat_positions(flatten=True)
+        tensor([2])
         """
+        if flatten:
+            return self._held("positions_1d", lambda: self.flat_positions().reshape(-1))
         if self._positions is not None:
             return self._positions
+        return self._held("positions", self._build_positions)
+
+    def _build_positions(self) -> Tensor:
+        numel = self.shape.numel()
         if self.kind == "mask":
             given: Tensor = self.index[0]
             if given.ndim == len(self.shape):
                 return given.reshape(-1).nonzero().squeeze(1)
-            return _arange(self.shape.numel(), self.device).view(self.shape)[given]
-        numel, device = self.shape.numel(), self.device
-        key = ("positions", *self._key())
-        index = self._basic_index()
-        positions = _cached(key, lambda: _arange(numel, device).view(self.shape)[index].clone())
-        if self.new_axes:
-            positions = positions.view(self.result_shape)
-        return positions
+            return _arange(numel, self.device).view(self.shape)[given]
+        return _arange(numel, self.device).view(self.shape)[self.index].clone()
 
     def mask(self) -> Tensor:
         """A boolean tensor broadcastable to ``x``'s shape, True where written.
@@ -537,53 +665,43 @@ class IndexPlan:
         """
         if self.kind == "mask":
             given: Tensor = self.index[0]
+            if given.ndim == len(self.shape):
+                return given
             return given.view(given.shape + (1,) * (len(self.shape) - given.ndim))
-        if self._mask is not None:
-            return self._mask
+        return self._held("mask", self._build_mask)
+
+    def _build_mask(self) -> Tensor:
         shape, device = self.shape, self.device
         if self.kind == "basic":
-            index = self._basic_index()
-
-            def build() -> Tensor:
-                mask = torch.zeros(shape, dtype=torch.bool, device=device)
-                mask[index] = True
-                return mask
-
-            self._mask = _cached(("mask", *self._key()), build)
-        else:  # out of place, so that a batched index works under vmap
-            flat = torch.zeros(shape.numel(), dtype=torch.bool, device=device)
-            hit = torch.ones((), dtype=torch.bool, device=device)
-            self._mask = flat.index_put((self.flat_positions().reshape(-1),), hit).view(shape)
-        return self._mask
+            mask = torch.zeros(shape, dtype=torch.bool, device=device)
+            mask[self._basic_index()] = True
+            return mask
+        # out of place, so that a batched index works under vmap
+        flat = torch.zeros(shape.numel(), dtype=torch.bool, device=device)
+        hit = torch.ones((), dtype=torch.bool, device=device)
+        return flat.index_put((self.flat_positions(flatten=True),), hit).view(shape)
 
     def weights(self, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
-        """``(keep, put)``: ``~mask`` and ``mask`` in ``dtype`` (cached for ints and slices).
+        """``(keep, put)``: ``~mask`` and ``mask`` in ``dtype`` (kept for the next call).
 
         Do not write into them.
 
         >>> IndexPlan.of(torch.zeros(3), 1).weights(torch.float32)
         (tensor([1., 0., 1.]), tensor([0., 1., 0.]))
         """
-        if self.kind != "basic":
-            mask = self.mask()
-            return (~mask).to(dtype), mask.to(dtype)
-        return _cached(
-            ("weights", dtype, *self._key()),
-            lambda: ((~self.mask()).to(dtype), self.mask().to(dtype)),
+        return self._held(
+            ("weights", dtype), lambda: ((~self.mask()).to(dtype), self.mask().to(dtype))
         )
 
     def nonzero(self) -> tuple[Tensor, ...]:
         """``mask().nonzero(as_tuple=True)`` over ``x``'s shape: one position
         tensor per dimension, in the order ``x[index]`` reads a basic index
-        (cached for ints and slices). Do not write into them.
+        (kept for the next call). Do not write into them.
 
         >>> IndexPlan.of(torch.zeros(2, 3), (1, slice(1, None))).nonzero()
         (tensor([1, 1]), tensor([1, 2]))
         """
-        if self.kind != "basic":
-            mask = self.mask().expand(self.shape)
-            return mask.nonzero(as_tuple=True)
-        return _cached(("nonzero", *self._key()), lambda: self.mask().nonzero(as_tuple=True))
+        return self._held("nonzero", lambda: self.mask().expand(self.shape).nonzero(as_tuple=True))
 
     def spread(self, value: Tensor) -> Tensor:
         """``value`` laid out over ``x``'s shape: equal to it at written positions.
@@ -597,8 +715,8 @@ class IndexPlan:
         >>> IndexPlan.of(torch.zeros(2, 3), 1).spread(torch.tensor([7.0, 8.0, 9.0]))
         tensor([[7., 8., 9.]])
         """
-        if value.numel() == 1 and self.kind != "advanced":
-            return value.reshape(())  # one element always fits
+        if value.numel() == 1 and self.kind != "advanced":  # one element always fits
+            return value if value.ndim == 0 else value.reshape(())
         value = self.fit(value)
         if self.kind == "basic" and all(type(s) is not slice for _, s in self.steps):
             for axis in reversed(self.new_axes):
@@ -608,6 +726,17 @@ class IndexPlan:
             return value
         zeros = torch.zeros(self.shape.numel(), dtype=value.dtype, device=value.device)
         return zeros.index_put((self.flat_positions(),), value).view(self.shape)
+
+    def value(self, value: Any, x: Tensor) -> Tensor:
+        """``as_value(value, x, shared=True)``: a float becomes a cached 0-d
+        tensor when this plan is cached (nobody may write into it).
+
+        >>> IndexPlan.of(torch.zeros(2), 0).value(1.5, torch.zeros(2, dtype=torch.float64))
+        tensor(1.5000, dtype=torch.float64)
+        """
+        if self._shared and type(value) is float:  # the plan was made while caching
+            return _shared_scalar(value, x.dtype, self.device)
+        return as_value(value, x, shared=True)
 
     def fit(self, value: Tensor) -> Tensor:
         """``value`` broadcast to the shape of ``x[index]``, as setitem does.
@@ -621,6 +750,17 @@ class IndexPlan:
         RuntimeError: shape mismatch: value tensor of shape [2] cannot be broadcast to indexing result of shape [3]
         """
         target = self.result_shape
+        if value.ndim == 0:  # fits anything: a broadcast view, kept for a shared scalar
+            if not self._shared:
+                return torch.broadcast_to(value, target)
+            held = self._fit  # the last scalar fitted, and its broadcast
+            if held is not None and held[0] is value and not value.requires_grad:
+                return held[1]
+            spread = torch.broadcast_to(value, target)
+            if value.requires_grad or not _caching() or _transform_level() is not None:
+                return spread
+            self._fit = (value, spread)
+            return spread
         shape = value.shape
         if shape == target:
             return value
@@ -636,7 +776,7 @@ class IndexPlan:
             )
         if shape != value.shape:
             value = value.reshape(shape)
-        return value.expand(target)
+        return torch.broadcast_to(value, target)  # Tensor.expand parses a Size slowly
 
     def has_duplicates(self) -> bool:
         """Whether two elements of ``x[index]`` are the same element of ``x``.
@@ -649,7 +789,7 @@ class IndexPlan:
         """
         if self.kind != "advanced":
             return False
-        flat = self.flat_positions().reshape(-1)
+        flat = self.flat_positions(flatten=True)
         if _is_batched(flat):
             raise TypeError("cannot check an index batched by vmap for duplicate positions")
         return bool(flat.numel() != torch.unique(flat).numel())
@@ -681,6 +821,8 @@ def as_value(value: Any, x: Tensor, *, shared: bool = False) -> Tensor:
     >>> as_value(2.7, torch.zeros(2, dtype=torch.int64))
     tensor(2)
     """
+    if shared and type(value) is float and _caching():
+        return _shared_scalar(value, x.dtype, x.device)
     if isinstance(value, Tensor):
         if value.is_complex() and not x.is_complex():
             raise TypeError(
@@ -699,8 +841,4 @@ def as_value(value: Any, x: Tensor, *, shared: bool = False) -> Tensor:
             raise TypeError(
                 f"value must be a Python number or a torch.Tensor, got {type(value).__name__}"
             ) from None
-    if shared and type(value) is float and not torch.compiler.is_compiling():
-        dtype, device = x.dtype, x.device  # a cached 0-d tensor: nobody may write into it
-        key = ("scalar", value, math.copysign(1.0, value), dtype, device)
-        return _cached(key, lambda: torch.scalar_tensor(value, dtype=dtype, device=device))
     return torch.scalar_tensor(value, dtype=x.dtype, device=x.device)

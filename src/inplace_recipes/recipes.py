@@ -66,8 +66,8 @@ _FLOAT_DTYPES = (torch.float32, torch.float64)
 def _prepare(x: Tensor, index: Any, value: Any) -> tuple[IndexPlan, Tensor]:
     """Plan the index, cast the value to ``x``'s dtype and check that it fits."""
     plan = IndexPlan.of(x, index)
-    v = as_value(value, x, shared=True)
-    if v.numel() != 1:  # one element always fits; skip counting a mask's True entries
+    v = plan.value(value, x)
+    if type(value) is not float and v.numel() != 1:  # one element always fits
         plan.fit(v)
     return plan, v
 
@@ -77,9 +77,12 @@ def _plain_float(x: Tensor, value: Any) -> bool:
     return type(value) is float and x.dtype in _FLOAT_DTYPES
 
 
+_current_level = torch._C._functorch.maybe_current_level
+
+
 def _in_transform() -> bool:
     """Whether a ``torch.func`` transform (``vmap``, ``grad``, ``jvp``, ...) is active."""
-    return torch._C._functorch.maybe_current_level() is not None
+    return _current_level() is not None
 
 
 def _refuse_duplicates_for_grad(name: str, plan: IndexPlan, value: Any) -> None:
@@ -130,7 +133,8 @@ def mask_blend(x: Tensor, index: Any, value: Any) -> Tensor:
     lays a copy of them over unwritten elements (for a row, every other row;
     for a mask or index tensors, nowhere, as it is scattered into zeros). A
     non-finite entry of ``x`` at a written position turns that element into
-    ``nan``. Float16 overflow is a non-finite value too. The blend also builds
+    ``nan``. Float16 overflow is a non-finite value too. A written ``-0.0``
+    comes out as ``0.0`` (``0.0 + -0.0`` is ``0.0``; the two compare equal). The blend also builds
     and saves a full-size mask of ``x``'s dtype for backward (4 bytes an
     element in float32).
 
@@ -149,7 +153,7 @@ def mask_blend(x: Tensor, index: Any, value: Any) -> Tensor:
     else:  # bool weights: x's dtype wins the promotion (0-d values are tensors below)
         put = plan.mask()
         keep = ~put
-    v = as_value(value, x)
+    v = plan.value(value, x)
     spread = plan.spread(v)
     if x.dtype == torch.bool:
         return (x & keep) | (spread & put)
@@ -234,14 +238,14 @@ def index_put(x: Tensor, index: Any, value: Any) -> Tensor:
     if plan.kind == "basic" and x.ndim:
         source = v if v.ndim == 0 else v.reshape(()) if v.numel() == 1 else plan.fit(v).reshape(-1)
         return x.index_put(plan.nonzero(), source)
-    flat = x.reshape(-1).index_put((plan.flat_positions(),), plan.fit(v))
-    return flat.view(x.shape)
+    flat = x.flatten().index_put((plan.flat_positions(),), plan.fit(v))
+    return flat.view_as(x)
 
 
 def scatter(x: Tensor, index: Any, value: Any) -> Tensor:
     """``torch.scatter`` on the flat positions of the index.
 
-    ``x.reshape(-1).scatter(0, positions, source)``; a mask's positions come
+    ``x.flatten().scatter(0, positions, source).view_as(x)``; a mask's positions come
     from ``nonzero``, those of ints and slices from a cache. With duplicate
     positions, values and gradients match setitem's on the CPU (the last
     write wins); ``scatter_reduce``/``scatter_add`` combine them instead.
@@ -250,24 +254,26 @@ def scatter(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([0., 4., 5.])
     """
     plan = IndexPlan.of(x, index)
-    positions = plan.flat_positions().reshape(-1)
+    positions = plan.flat_positions(flatten=True)
     if _plain_float(x, value):
-        return x.reshape(-1).scatter(0, positions, value).view(x.shape)
+        return x.flatten().scatter(0, positions, value).view_as(x)
     v = as_value(value, x)
     source = plan.fit(v).reshape(-1)
-    return x.reshape(-1).scatter(0, positions, source).view(x.shape)
+    return x.flatten().scatter(0, positions, source).view_as(x)
 
 
 def _scatter_steps(base: Tensor, steps: tuple[Any, ...], part: Tensor, exact_vmap: bool) -> Tensor:
-    """Write ``part`` into ``base`` through a chain of select/slice steps."""
-    if not steps:
-        return part.expand(base.shape)
+    """Write ``part`` (of the shape ``base[steps]`` selects) into ``base``
+    through a chain of select/slice steps."""
     (dim, where_), rest = steps[0], steps[1:]
     if isinstance(where_, slice):
-        inner = base[(slice(None),) * dim + (where_,)]
-        src = _scatter_steps(inner, rest, part, exact_vmap)
+        if rest:
+            inner = base[(slice(None),) * dim + (where_,)]
+            src = _scatter_steps(inner, rest, part, exact_vmap)
+        else:
+            src = part
         return base.slice_scatter(src, dim, where_.start, where_.stop, where_.step)
-    src = _scatter_steps(base.select(dim, where_), rest, part, exact_vmap)
+    src = _scatter_steps(base.select(dim, where_), rest, part, exact_vmap) if rest else part
     if exact_vmap:  # select_scatter's gradient is wrong under vmap; a 1-long slice is not
         return base.slice_scatter(src.unsqueeze(dim), dim, where_, where_ + 1)
     return base.select_scatter(src, dim, where_)
@@ -294,26 +300,29 @@ def select_scatter(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([[0., 0., 0.],
             [1., 0., 1.]])
     """
-    plan, v = _prepare(x, index, value)
+    plan = IndexPlan.of(x, index)
+    v = plan.value(value, x)
     if plan.kind != "basic":
+        if v.numel() != 1:
+            plan.fit(v)  # a value that does not fit is torch's shape error first
         raise UnsupportedIndexError(
             "recipe 'select_scatter' takes only ints, slices, '...' and None, "
             f"not an index with tensors ({plan.kind} index); use 'index_put' or 'where'"
         )
-    part = plan.fit(v)
-    for axis in reversed(plan.new_axes):
-        part = part.squeeze(axis)
-    if not plan.steps:  # the whole tensor is overwritten: keep x in the graph
+    part = plan.fit(v)  # torch's shape error if it does not fit
+    if plan.new_axes:
+        for axis in reversed(plan.new_axes):
+            part = part.squeeze(axis)
+    steps = plan.steps
+    if not steps:  # the whole tensor is overwritten: keep x in the graph
         every = torch.ones((), dtype=torch.bool, device=x.device)
         return torch.where(every, part.expand(x.shape), x)
     exact_vmap = _in_transform()
-    if x.is_complex():  # select_scatter has no complex autograd: write real pairs
+    if x.dtype.is_complex:  # select_scatter has no complex autograd: write real pairs
         pairs = torch.view_as_real(x.resolve_conj())
-        written = _scatter_steps(
-            pairs, plan.steps, torch.view_as_real(part.resolve_conj()), exact_vmap
-        )
+        written = _scatter_steps(pairs, steps, torch.view_as_real(part.resolve_conj()), exact_vmap)
         return torch.view_as_complex(written)
-    return _scatter_steps(x, plan.steps, part, exact_vmap)
+    return _scatter_steps(x, steps, part, exact_vmap)
 
 
 def masked_fill(x: Tensor, index: Any, value: Any) -> Tensor:

@@ -20,12 +20,13 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+import torch
 from torch import Tensor
 
 from .indexing import IndexPlan
 from .recipes import RECIPES
 
-__all__ = ["PREFERENCES", "best_recipe", "ranking", "write_kind"]
+__all__ = ["PREFERENCES", "best_recipe", "quick_recipe", "ranking", "write_kind"]
 
 #: Recipes in order of preference for each kind of write, fastest first, down
 #: to ``clone`` (clone then setitem), the reference, correct for every index.
@@ -49,6 +50,53 @@ PREFERENCES: dict[str, tuple[str, ...]] = {
 #: Kinds of write that may not contain the same position twice for the recipe
 #: to match setitem; with duplicates the reference ``clone`` is used.
 _NO_DUPLICATES = {"index_put", "scatter"}
+
+
+def _first_for_every_basic_write() -> str | None:
+    """The recipe that every kind of write with ints and slices ranks first, if
+    one does and it takes every value (``masked_fill`` writes single values only)."""
+    firsts = {PREFERENCES[kind][0] for kind in ("element", "row", "slice", "value_grad")}
+    if len(firsts) == 1 and "masked_fill" not in firsts:
+        return firsts.pop()
+    return None
+
+
+_BASIC_FIRST = _first_for_every_basic_write()
+
+
+def quick_recipe(index: Any, value: Any) -> str | None:
+    """:func:`best_recipe`'s answer when the index's type alone gives it, else ``None``.
+
+    It does not check the index (the recipe will): for ints and slices when
+    every basic write ranks the same recipe first, and for one boolean mask.
+    :func:`~inplace_recipes.at` asks it first, so that a common write is not
+    planned twice.
+
+    >>> import torch
+    >>> quick_recipe(1, 0.0), quick_recipe(torch.tensor([True, False]), 0.0)
+    ('clone', 'where')
+    >>> quick_recipe([0, 1], 0.0) is None
+    True
+    """
+    tp = type(index)
+    if tp is Tensor:
+        if index.dtype != torch.bool or index.ndim == 0:
+            return None
+        for name in PREFERENCES["mask"]:
+            if name == "masked_fill" and isinstance(value, Tensor) and value.numel() != 1:
+                continue
+            return name
+        return None  # pragma: no cover - every list ends with clone
+    if _BASIC_FIRST is None:
+        return None
+    if tp is int or tp is slice:
+        return _BASIC_FIRST
+    if tp is tuple:
+        for i in index:
+            if type(i) is not int and type(i) is not slice:
+                return None
+        return _BASIC_FIRST
+    return None
 
 
 def write_kind(x: Tensor, index: Any) -> str:

@@ -39,7 +39,7 @@ from torch import Tensor
 
 from .indexing import IndexPlan, as_value
 from .recipes import RECIPES
-from .recommend import PREFERENCES, best_recipe
+from .recommend import best_recipe, quick_recipe
 
 __all__ = ["MODES", "Mode", "at"]
 
@@ -64,7 +64,6 @@ _REDUCE = {"min": "amin", "max": "amax"}
 #: ``select_scatter(x, f(x.select(...)))`` (see the compatibility matrix); and
 #: ``index_fill`` under ``vmap`` writes the last batch's fill value everywhere.
 _NOT_UNDER_TRANSFORMS = frozenset({"clone", "select_scatter", "masked_fill"})
-_clone_setitem = RECIPES["clone"]
 _current_level = torch._C._functorch.maybe_current_level
 _is_batched = torch._C._functorch.is_batchedtensor
 
@@ -82,13 +81,6 @@ def _check_writable(x: Tensor) -> None:
 
 def _in_functorch_transform() -> bool:
     return _current_level() is not None
-
-
-#: Whether :func:`best_recipe` answers ``clone`` for every index (the
-#: committed ranking's first choice everywhere), so that ``set`` need not plan
-#: the index to know it. Read once: ``clone`` is the reference and exact for
-#: every index, so a later change to the ranking can only cost speed.
-_ALWAYS_CLONE = all(names[0] == "clone" for names in PREFERENCES.values())
 
 
 def default_method(x: Tensor, index: Any, value: Any) -> str:
@@ -307,16 +299,16 @@ class at:  # named like jax.Array.at and array_api_extra.at
         """``y = x.clone(); y[index] = value``, out of place.
 
         ``method`` names the recipe in :data:`~inplace_recipes.RECIPES`; by
-        default :func:`default_method` picks it. When that is ``clone`` for
-        every index (today's ranking), ``set`` calls it without planning.
+        default :func:`default_method` picks it.
 
         >>> at(torch.zeros(3))[0].set(5.0, method="where")
         tensor([5., 0., 0.])
         """
         index = self._index
-        fast = method is None and mode is None and index is not at._UNSET
-        if fast and _ALWAYS_CLONE and _current_level() is None:
-            return _clone_setitem(self._x, index, value)
+        if method is None and mode is None and index is not at._UNSET and _current_level() is None:
+            x = self._x  # the common call, with nothing to check or bound
+            name = quick_recipe(index, value) or best_recipe(x, index, value)
+            return RECIPES[name](x, index, value)
         _check_mode(mode)
         _check_writable(self._x)
         if method is not None and method not in RECIPES:

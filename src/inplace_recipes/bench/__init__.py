@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from .cli import add_arguments, main
 from .consistency import inconsistencies
-from .entries import ENTRIES, ONE_LINERS, RAW_OF, WRITES, shape_for
+from .entries import ENTRIES, MASK_ONE_LINERS, ONE_LINERS, RAW_OF, WRITES, shape_for
 from .measure import FULL, QUICK, Config, run
 from .memory import peak_bytes, saved_bytes
 from .results import (
@@ -39,6 +39,7 @@ from .results import (
 __all__ = [
     "ENTRIES",
     "FULL",
+    "MASK_ONE_LINERS",
     "ONE_LINERS",
     "QUICK",
     "RAW_OF",

@@ -33,10 +33,12 @@ import torch
 from torch import Tensor
 
 from ..recipes import RECIPES, NotApplicable, inplace_setitem
+from ..updates import at
 
 __all__ = [
     "BASELINES",
     "ENTRIES",
+    "MASK_ONE_LINERS",
     "ONE_LINERS",
     "OVERHEAD_ENTRIES",
     "RAW_OF",
@@ -99,8 +101,10 @@ RAW_OF: dict[str, str] = {
     name: "inplace_on_clone" if name == "clone" else f"raw_{name}" for name in RECIPES
 }
 
-#: The code of each raw one-liner; ``mask``, ``positions``, ``indices`` and
-#: ``src`` are tensors made once from the index, before the timing.
+#: The code of each raw one-liner for ints and slices: ``mask``,
+#: ``positions``, ``indices``, ``keep``, ``put`` and ``src`` are tensors made
+#: once from the index, before the timing, as a recipe keeps them from one
+#: call to the next.
 ONE_LINERS: dict[str, str] = {
     "inplace_on_clone": "y = x.clone(); y[index] = v",
     "raw_mask": "x * keep + v * put  (keep, put: ~mask, mask in x's dtype)",
@@ -109,6 +113,15 @@ ONE_LINERS: dict[str, str] = {
     "raw_scatter": "x.flatten().scatter(0, positions, v).view_as(x)",
     "raw_select_scatter": "x.select_scatter(src, 0, i) / x.slice_scatter(src, 1, 1, None, 10)",
     "raw_masked_fill": "x.masked_fill(mask, v)",
+}
+
+#: The one-liners that differ for a mask write, ``x[mask] = v``: there the
+#: index already *is* a tensor, and what a recipe must compute from it on
+#: every call (its positions, its complement), the one-liner computes too.
+MASK_ONE_LINERS: dict[str, str] = {
+    "raw_mask": "x * ~mask + v * mask",
+    "raw_index_put": "x.index_put((mask,), v)",
+    "raw_scatter": "x.flatten().scatter(0, mask.flatten().nonzero().squeeze(1), v).view_as(x)",
 }
 
 #: Entries that are not recipes and not raw one-liners.
@@ -191,6 +204,8 @@ def raw_fn(entry: str, forms: TensorForms, like: Tensor) -> Callable[[Tensor], T
             [4., 4., 4.]])
     """
     v = forms.value
+    index = forms.index
+    mask_write = isinstance(index, Tensor) and index.dtype == torch.bool
     if entry == "raw_where":
         mask = forms.mask
         return lambda x: torch.where(mask, v, x)
@@ -200,14 +215,20 @@ def raw_fn(entry: str, forms: TensorForms, like: Tensor) -> Callable[[Tensor], T
         mask = forms.mask
         return lambda x: x.masked_fill(mask, v)
     if entry == "raw_index_put":
-        indices, vt = forms.indices, _number_or_tensor(v, like)
+        indices, vt = ((index,) if mask_write else forms.indices), _number_or_tensor(v, like)
         return lambda x: x.index_put(indices, vt)
     if entry == "raw_scatter":
         positions = forms.positions
+        if mask_write and not isinstance(v, Tensor):
+            return lambda x: (
+                x.flatten().scatter(0, index.flatten().nonzero().squeeze(1), v).view_as(x)
+            )
         if isinstance(v, Tensor):
             return lambda x: x.flatten().scatter(0, positions, v.reshape(-1)).view_as(x)
         return lambda x: x.flatten().scatter(0, positions, v).view_as(x)
     if entry == "raw_mask":
+        if mask_write and not isinstance(v, Tensor):
+            return lambda x: x * ~index + v * index
         keep, put = forms.keep, forms.put
         return lambda x: x * keep + v * put
     if entry == "raw_select_scatter":
@@ -223,8 +244,6 @@ def _inplace_on_clone(x: Tensor, index: Any, value: Any) -> Tensor:
 
 
 def _at(x: Tensor, index: Any, value: Any) -> Tensor:
-    from ..updates import at
-
     return at(x)[index].set(value)
 
 

@@ -11,8 +11,8 @@ per statement that imports torch under instrumentation, minutes each on a
 loaded 2-core machine. Here torch is imported with instrumentation off, which
 is switched on (``callgrind_control -i on``) only once every step is built.
 
-Counts are per step, over ``number`` calls after a warm-up call, and include
-autograd's backward. Valgrind is Debian's ``valgrind`` package; without it the
+Counts are per step, over ``number`` calls after a warm-up call, with the
+garbage collector off (as ``timeit`` runs), and include autograd's backward. Valgrind is Debian's ``valgrind`` package; without it the
 result says so and the tables show wall time only.
 
 >>> counts = instruction_counts((100,), ("row",), entries=("raw_where", "where"), valgrind="")
@@ -22,6 +22,7 @@ result says so and the tables show wall time only.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -161,10 +162,15 @@ def _child(spec_path: str) -> None:  # pragma: no cover - runs under valgrind
         if counted is None:
             continue
         counted()  # warm the instrumented code
+        # as timeit does: a garbage collection falling into one count and not
+        # another would differ by thousands of instructions between equal steps
+        gc.collect()
+        gc.disable()
         torch._C._valgrind_toggle()
         for _ in range(spec["number"]):
             counted()
         torch._C._valgrind_toggle_and_dump_stats()
+        gc.enable()
     measured = [None if s is None else True for s in steps]
     (Path(spec_path).parent / "measured.json").write_text(json.dumps(measured))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import sys
@@ -176,7 +177,7 @@ def build(session: nox.Session) -> None:
 
 #: Torch releases compared with the pin on the "Other torch releases" page
 #: (comparisons/releases/); the pin itself is read from pyproject.toml.
-OTHER_TORCH_RELEASES = ["2.14.1"]
+OTHER_TORCH_RELEASES = ["2.14.1", "2.15.0"]
 #: The peers `nox -s peers` compares `at[]` with (comparisons/peers.json).
 PEER_PACKAGES = ["jax==0.10.2", "jaxlib==0.10.2", "array-api-extra==0.11.5"]
 
@@ -201,6 +202,10 @@ def releases(session: nox.Session) -> None:
         python = venv / "bin" / "python"
         if not python.exists():
             session.run(sys.executable, "-m", "venv", str(venv))
+        # A machine-wide pip constraint may cap torch (this project's machine
+        # holds torch<=2.14.1, the releases on its disk): the session exists to
+        # install other releases, so each one is installed without it.
+        env = {} if release == pin else {"PIP_CONSTRAINT": os.devnull}
         session.run(
             str(python),
             "-m",
@@ -210,6 +215,7 @@ def releases(session: nox.Session) -> None:
             f"torch=={release}",
             "numpy",
             *requirements,
+            env=env,
         )
         session.run(str(python), "-m", "pip", "install", "--quiet", "--no-deps", "-e", ".")
         output = ROOT / "comparisons" / "releases" / f"torch-{release}.json"

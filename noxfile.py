@@ -147,7 +147,10 @@ def browser(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Quick benchmark (< 1 minute on a quiet machine): prints the overhead table.
+    """Quick benchmark (about a minute on a quiet machine): prints the overhead table.
+
+    Fails (``--check``) when a recipe counts more than 1.10x the instructions
+    of its raw one-liner, or ``at()`` more than 1.05x the recipe it picks.
 
     The committed full run (see benchmarks/README.md): ``nox -s bench -- --full
     --threads 1 --device cpu --output benchmarks/results/cpu-full.json``.
@@ -157,7 +160,7 @@ def bench(session: nox.Session) -> None:
         session.run("apt-get", "update", external=True, env=apt)
         session.run("apt-get", "install", "-y", "valgrind", external=True, env=apt)
     session.install("-e", ".[bench]")  # torch, tqdm, matplotlib
-    args = session.posargs or ["--quick", "--output", str(BUILD / "bench-quick.json")]
+    args = session.posargs or ["--quick", "--check", "--output", str(BUILD / "bench-quick.json")]
     session.run("python", "-m", "inplace_recipes", "bench", *args)
 
 

@@ -389,6 +389,52 @@ def test_command_line_hooks_into_another_parser(capsys: pytest.CaptureFixture[st
     assert "recipe / its raw one-liner" in capsys.readouterr().out
 
 
+def _counted(where: int, at: int) -> dict[str, Any]:
+    """A results dict whose instruction counts put ``where`` and ``at()`` at these ratios (%)."""
+    counts = [
+        {"size": 1000, "write": "row", "entry": e, "instructions": n}
+        for e, n in [("raw_where", 100), ("where", where), ("at", where * at // 100)]
+    ]
+    record = _record("at", 1.0, size=1000) | {"picks": "where"}
+    return {"records": [record], "instructions": {"available": True, "counts": counts}}
+
+
+@pytest.mark.parametrize(
+    ("where", "at", "code", "named"),
+    [(108, 104, 0, None), (112, 104, 1, "where at 1e3, row"), (108, 107, 1, "at at 1e3, row")],
+)
+def test_check_fails_on_a_recipe_or_at_over_its_goal(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    where: int,
+    at: int,
+    code: int,
+    named: str | None,
+) -> None:
+    from inplace_recipes.bench import cli
+
+    monkeypatch.setattr(cli, "measure", lambda *a, **kw: _counted(where, at))
+    monkeypatch.setattr(cli, "summary_lines", lambda results: [])
+    assert cli.main(["--quick", "--check"]) == code
+    printed = capsys.readouterr().out
+    if named:
+        assert f"over the goal: {named}" in printed
+    else:
+        assert "within the overhead goals" in printed
+
+
+def test_check_without_instruction_counts_fails_and_says_why(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from inplace_recipes.bench import cli
+
+    results = {"records": [], "instructions": {"available": False, "reason": "valgrind not found"}}
+    monkeypatch.setattr(cli, "measure", lambda *a, **kw: results)
+    monkeypatch.setattr(cli, "summary_lines", lambda results: [])
+    assert cli.main(["--quick", "--check"]) == 1
+    assert "valgrind not found" in capsys.readouterr().out
+
+
 def test_python_dash_m_bench_still_dispatches(capsys: pytest.CaptureFixture[str]) -> None:
     from inplace_recipes.__main__ import main
 

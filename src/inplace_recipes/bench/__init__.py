@@ -27,11 +27,13 @@ from .entries import ENTRIES, MASK_ONE_LINERS, ONE_LINERS, RAW_OF, WRITES, shape
 from .measure import FULL, QUICK, Config, run
 from .memory import peak_bytes, saved_bytes
 from .results import (
+    OVERHEAD_GOALS,
     answer_columns,
     at_overhead,
     find_record,
     instruction_overhead,
     load_results,
+    over_goals,
     ratio_table,
     raw_overhead,
 )
@@ -41,6 +43,7 @@ __all__ = [
     "FULL",
     "MASK_ONE_LINERS",
     "ONE_LINERS",
+    "OVERHEAD_GOALS",
     "QUICK",
     "RAW_OF",
     "WRITES",
@@ -53,6 +56,7 @@ __all__ = [
     "instruction_overhead",
     "load_results",
     "main",
+    "over_goals",
     "peak_bytes",
     "ratio_table",
     "raw_overhead",

@@ -27,6 +27,7 @@ from .entries import BASELINES, ENTRIES, WRITES
 from .measure import FULL, QUICK, Config, remeasure_noisy
 from .measure import run as measure
 from .report import summary_lines
+from .results import over_goals
 
 __all__ = ["add_arguments", "config", "main", "run"]
 
@@ -70,6 +71,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="FILE",
         help="measure again the configurations of FILE that fail the self-consistency check",
+    )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 if a recipe counts over 1.10x its raw one-liner's instructions, "
+        "or at() over 1.05x the recipe it picks",
     )
     p.add_argument("--output", "-o", type=Path, help="write the JSON here")
     p.add_argument("--no-progress", action="store_true")
@@ -120,6 +127,17 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
         print(line)  # noqa: T201
     if args.output:
         print(f"wrote {args.output}")  # noqa: T201
+    if args.check:
+        info = results.get("instructions") or {}
+        if not info.get("available"):
+            print(f"--check needs instruction counts: {info.get('reason')}")  # noqa: T201
+            return 1
+        over = over_goals(results)
+        for line in over:
+            print(f"over the goal: {line}")  # noqa: T201
+        if over:
+            return 1
+        print("every recipe and at() within the overhead goals (instructions)")  # noqa: T201
     return 0
 
 

@@ -115,6 +115,11 @@ def overhead_lines(results: dict[str, Any]) -> list[str]:
         raw_overhead(results),
         "recipe",
     )
+    if results.get("config", {}).get("instructions_alongside"):
+        lines.append(
+            "(short timings beside callgrind on the other core: rough; the instruction "
+            "counts below do not depend on load)"
+        )
     counts = instruction_overhead(results)
     recipes = {k: v for k, v in counts.items() if k in RECIPES}
     if recipes:

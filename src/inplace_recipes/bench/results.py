@@ -25,12 +25,14 @@ from .entries import RAW_OF, WRITES, shape_for
 from .memory import saved_bytes
 
 __all__ = [
+    "OVERHEAD_GOALS",
     "RESULTS_DIR",
     "answer_columns",
     "at_overhead",
     "find_record",
     "instruction_overhead",
     "load_results",
+    "over_goals",
     "ratio_table",
     "raw_overhead",
 ]
@@ -191,6 +193,32 @@ def instruction_overhead(results: dict[str, Any]) -> dict[str, dict[tuple[str, i
         if base:
             table.setdefault(entry, {})[write, size] = n / base
     return table
+
+
+#: What the package may add on top of torch, in instructions: a recipe over
+#: its raw one-liner, ``at()`` over the recipe it picks (issue 11's goals).
+OVERHEAD_GOALS: dict[str, float] = {"recipe": 1.10, "at": 1.05}
+
+
+def over_goals(results: dict[str, Any]) -> list[str]:
+    """Each instruction-count ratio above :data:`OVERHEAD_GOALS`, as a line; ``[]`` if none.
+
+    >>> row = lambda e, n: {"size": 1000, "write": "row", "entry": e, "instructions": n}
+    >>> counts = [row("where", 230), row("raw_where", 200)]
+    >>> over_goals({"instructions": {"available": True, "counts": counts}})
+    ['where at 1e3, row: 1.150x its raw one-liner (goal 1.10x)']
+    """
+    lines = []
+    for entry, cells in instruction_overhead(results).items():
+        goal = OVERHEAD_GOALS["at" if entry == "at" else "recipe"]
+        base = "the recipe it picks" if entry == "at" else "its raw one-liner"
+        for (write, size), ratio in sorted(cells.items()):
+            if ratio > goal:
+                at_size = f"{size:.0e}".replace("e+0", "e")
+                lines.append(
+                    f"{entry} at {at_size}, {write}: {ratio:.3f}x {base} (goal {goal:.2f}x)"
+                )
+    return lines
 
 
 def answer_columns(path: str | Path | None = None) -> dict[str, dict[str, Any]]:

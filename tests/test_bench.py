@@ -270,6 +270,16 @@ def test_committed_results_hold_the_overhead_comparisons() -> None:
     assert set(results["audit"]["ratio"]) == {"audit", "anomaly", "audit_over_anomaly"}
 
 
+def test_committed_results_meet_the_overhead_goals_in_instructions() -> None:
+    """Issue 11: each recipe within 1.10x of its raw one-liner, at() within 1.05x of its pick."""
+    results = bench.load_results()
+    counted = bench.instruction_overhead(results)
+    for name in (*ir.RECIPES, "at"):
+        sizes = {s for _, s in counted[name]}
+        assert sizes >= {10**3, 10**4, 10**6}, (name, sizes)
+    assert bench.over_goals(results) == []
+
+
 # -- instruction counts ----------------------------------------------------------
 
 

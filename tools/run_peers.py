@@ -31,6 +31,7 @@ import json
 import multiprocessing
 import platform
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -450,7 +451,7 @@ def main() -> int:
         "platform": platform.platform(),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "git_commit": _git_commit(),
-        "command": f"python tools/run_peers.py --output {args.output} --cases {args.cases}",
+        "command": shlex.join(["python", *sys.argv]),  # as run, --jobs included
         "seconds": round(time.perf_counter() - start, 1),
     }
     result = {

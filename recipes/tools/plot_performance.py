@@ -61,6 +61,8 @@ for name, code in bench.ONE_LINERS.items():
 # checked against ``clone()`` then setitem before being timed.
 
 print("\n".join(report.overhead_lines(results)))
+print()
+print(report.goal_line(results))
 
 # %%
 # The same wall-time ratios as a map, 1 meaning the recipe costs nothing on

@@ -174,10 +174,10 @@ _CACHE_ENTRIES = 128
 _CACHE_ENTRY_BYTES = 8 << 20  # an arange over 1e6 elements fits
 
 _STRIDED = torch.strided
+_BOOL = torch.bool
 _is_compiling = torch.compiler.is_compiling
 _dispatch_depth = torch._C._len_torch_dispatch_stack
 _inference_mode = torch.is_inference_mode_enabled
-_transform_level = torch._C._functorch.maybe_current_level
 
 
 def clear_cache() -> None:
@@ -398,7 +398,8 @@ class IndexPlan:
         self._held_tensors: dict[Any, tuple[Any, tuple[int, ...] | None]] = {}
         #: Whether the plan is in the cache of plans (then shared between calls).
         self._shared = False
-        self._fit: tuple[Tensor, Tensor] | None = None
+        #: The last float :meth:`fitted` wrote: (float, dtype, 0-d tensor, its broadcast, version).
+        self._fit: tuple[float, torch.dtype, Tensor, Tensor, int] | None = None
 
     def __repr__(self) -> str:
         return f"IndexPlan(kind={self.kind!r}, shape={list(self.shape)}, index={self.index!r})"
@@ -419,6 +420,9 @@ class IndexPlan:
         if (type(x) is not Tensor and not isinstance(x, Tensor)) or x.layout is not _STRIDED:
             _check_layout(x)
         shape = x.shape
+        tp = type(index)
+        if tp is Tensor and index.dtype is _BOOL and index.shape == shape:
+            return cls(shape, x.device, (index,), "mask")  # the common mask: nothing to check
         key = _basic_key(index)
         if key is not None:  # the fast path: ints and slices of ints
             # _caching(), inlined: this is every recipe's first step
@@ -433,7 +437,6 @@ class IndexPlan:
                 _remember(_PLANS, cache_key, plan)
             return plan
         kind: Kind
-        tp = type(index)
         if tp is tuple and all(type(i) is int or type(i) is slice for i in index):
             items, kind = index, "basic"
         elif isinstance(index, Tensor):
@@ -738,6 +741,29 @@ class IndexPlan:
             return _shared_scalar(value, x.dtype, self.device)
         return as_value(value, x, shared=True)
 
+    def fitted(self, value: Any, x: Tensor) -> Tensor:
+        """``fit(value(value, x))``: ``value`` in ``x``'s dtype, broadcast to the
+        shape of ``x[index]``. A cached plan keeps the last float it fitted.
+
+        >>> IndexPlan.of(torch.zeros(2, 3), (slice(None), 1)).fitted(4.0, torch.zeros(2, 3))
+        tensor([4., 4.])
+        """
+        if self._shared and type(value) is float:
+            held = self._fit
+            if (
+                held is not None
+                and held[0] == value
+                and held[1] is x.dtype
+                and (value or math.copysign(1.0, value) == math.copysign(1.0, held[0]))
+                and held[2]._version == held[4]
+            ):
+                return held[3]
+            scalar = self.value(value, x)
+            spread = torch.broadcast_to(scalar, self.result_shape)
+            self._fit = (value, x.dtype, scalar, spread, scalar._version)
+            return spread
+        return self.fit(self.value(value, x))
+
     def fit(self, value: Tensor) -> Tensor:
         """``value`` broadcast to the shape of ``x[index]``, as setitem does.
 
@@ -750,17 +776,8 @@ class IndexPlan:
         RuntimeError: shape mismatch: value tensor of shape [2] cannot be broadcast to indexing result of shape [3]
         """
         target = self.result_shape
-        if value.ndim == 0:  # fits anything: a broadcast view, kept for a shared scalar
-            if not self._shared:
-                return torch.broadcast_to(value, target)
-            held = self._fit  # the last scalar fitted, and its broadcast
-            if held is not None and held[0] is value and not value.requires_grad:
-                return held[1]
-            spread = torch.broadcast_to(value, target)
-            if value.requires_grad or not _caching() or _transform_level() is not None:
-                return spread
-            self._fit = (value, spread)
-            return spread
+        if value.ndim == 0:  # fits anything
+            return torch.broadcast_to(value, target)
         shape = value.shape
         if shape == target:
             return value

@@ -66,10 +66,15 @@ _FLOAT_DTYPES = (torch.float32, torch.float64)
 def _prepare(x: Tensor, index: Any, value: Any) -> tuple[IndexPlan, Tensor]:
     """Plan the index, cast the value to ``x``'s dtype and check that it fits."""
     plan = IndexPlan.of(x, index)
+    return plan, _checked_value(plan, x, value)
+
+
+def _checked_value(plan: IndexPlan, x: Tensor, value: Any) -> Tensor:
+    """The value cast to ``x``'s dtype; torch's shape error when it does not fit."""
     v = plan.value(value, x)
     if type(value) is not float and v.numel() != 1:  # one element always fits
         plan.fit(v)
-    return plan, v
+    return v
 
 
 def _plain_float(x: Tensor, value: Any) -> bool:
@@ -232,7 +237,10 @@ def index_put(x: Tensor, index: Any, value: Any) -> Tensor:
     >>> index_put(torch.zeros(4), torch.tensor([3, 0]), torch.tensor([1.0, 2.0]))
     tensor([2., 0., 0., 1.])
     """
-    plan, v = _prepare(x, index, value)
+    plan = IndexPlan.of(x, index)
+    if type(value) is float and plan.kind == "basic" and plan.shape:  # the common write
+        return x.index_put(plan.nonzero(), plan.value(value, x))
+    v = _checked_value(plan, x, value)
     if plan.kind == "mask":
         return x.index_put((plan.index[0],), plan.fit(v) if v.numel() != 1 else v)
     if plan.kind == "basic" and x.ndim:
@@ -301,15 +309,15 @@ def select_scatter(x: Tensor, index: Any, value: Any) -> Tensor:
             [1., 0., 1.]])
     """
     plan = IndexPlan.of(x, index)
-    v = plan.value(value, x)
     if plan.kind != "basic":
+        v = plan.value(value, x)
         if v.numel() != 1:
             plan.fit(v)  # a value that does not fit is torch's shape error first
         raise UnsupportedIndexError(
             "recipe 'select_scatter' takes only ints, slices, '...' and None, "
             f"not an index with tensors ({plan.kind} index); use 'index_put' or 'where'"
         )
-    part = plan.fit(v)  # torch's shape error if it does not fit
+    part = plan.fitted(value, x)  # torch's shape error if it does not fit
     if plan.new_axes:
         for axis in reversed(plan.new_axes):
             part = part.squeeze(axis)
@@ -318,6 +326,11 @@ def select_scatter(x: Tensor, index: Any, value: Any) -> Tensor:
         every = torch.ones((), dtype=torch.bool, device=x.device)
         return torch.where(every, part.expand(x.shape), x)
     exact_vmap = _in_transform()
+    if len(steps) == 1 and not exact_vmap and not x.dtype.is_complex:  # one step: one call
+        dim, where_ = steps[0]
+        if type(where_) is slice:
+            return x.slice_scatter(part, dim, where_.start, where_.stop, where_.step)
+        return x.select_scatter(part, dim, where_)
     if x.dtype.is_complex:  # select_scatter has no complex autograd: write real pairs
         pairs = torch.view_as_real(x.resolve_conj())
         written = _scatter_steps(pairs, steps, torch.view_as_real(part.resolve_conj()), exact_vmap)

@@ -26,11 +26,13 @@ from ..recipes import RECIPES
 from . import consistency
 from .entries import WRITES, shape_for
 from .results import (
+    OVERHEAD_GOALS,
     OVERHEAD_SIZES,
     OVERHEAD_WRITES,
     at_overhead,
     find_record,
     instruction_overhead,
+    over_goals,
     raw_overhead,
 )
 
@@ -46,6 +48,7 @@ __all__ = [
     "figure_compiled",
     "figure_headline",
     "figure_overhead",
+    "goal_line",
     "overhead_lines",
     "recommended",
     "saved_bytes_lines",
@@ -125,6 +128,43 @@ def overhead_lines(results: dict[str, Any]) -> list[str]:
     if recipes:
         lines += ["", *_grid("the same, in instructions (callgrind)", recipes, "recipe")]
     return lines
+
+
+def goal_line(results: dict[str, Any]) -> str:
+    """The instruction counts against :data:`~inplace_recipes.bench.OVERHEAD_GOALS`.
+
+    >>> row = lambda e, n: {"size": 1000, "write": "row", "entry": e, "instructions": n}
+    >>> counts = [row("where", 104), row("raw_where", 100)]
+    >>> goal_line({"instructions": {"available": True, "counts": counts}})
+    'goals (instructions, 1e3): every recipe within 1.10x its raw one-liner (largest: where 1.04x, row 1e3); at() within 1.05x the recipe it picks (not counted)'
+    """
+    counted = instruction_overhead(results)
+    if not counted:
+        return "goals: no instruction counts in these results"
+    sizes = ", ".join(_size(s) for s in sorted({s for row in counted.values() for _, s in row}))
+    parts = []
+    for label, names, goal, base in (
+        (
+            "every recipe",
+            [n for n in counted if n in RECIPES],
+            OVERHEAD_GOALS["recipe"],
+            "its raw one-liner",
+        ),
+        ("at()", ["at"] if "at" in counted else [], OVERHEAD_GOALS["at"], "the recipe it picks"),
+    ):
+        cells = [(r, n, w, s) for n in names for (w, s), r in counted[n].items()]
+        if not cells:
+            parts.append(f"{label} within {goal:.2f}{X} {base} (not counted)")
+            continue
+        ratio, name, write, size = max(cells)
+        shown = "" if name == "at" else f"{name} "
+        parts.append(
+            f"{label} within {goal:.2f}{X} {base} "
+            f"(largest: {shown}{ratio:.2f}{X}, {write} {_size(size)})"
+        )
+    over = over_goals(results)
+    text = f"goals (instructions, {sizes}): " + "; ".join(parts)
+    return text if not over else f"goals (instructions, {sizes}) missed: " + "; ".join(over)
 
 
 def at_lines(results: dict[str, Any]) -> list[str]:
@@ -278,13 +318,18 @@ def answer(results: dict[str, Any]) -> str:
             f"Each recipe costs {_span(raw)} the raw torch call it wraps at 1e3 to 1e6 elements"
             + (f", and ``at()`` {_span(at)} the recipe it picks" if at else "")
             + (
-                f" ({_span(inst)} and {_span(inst_at)} in instructions at 1e3, which the "
-                "machine's load does not move)."
+                f" ({_span(inst)} and {_span(inst_at)} in instructions at "
+                f"{_counted_sizes(counted)}, which the machine's load does not move)."
                 if inst and inst_at
                 else "."
             )
         )
     return " ".join(parts)
+
+
+def _counted_sizes(counted: dict[str, dict[tuple[str, int], float]]) -> str:
+    sizes = sorted({s for row in counted.values() for _, s in row})
+    return _size(sizes[0]) if len(sizes) == 1 else f"{_size(sizes[0])} to {_size(sizes[-1])}"
 
 
 def _figure(width: float = 7.0, height: float = 4.0) -> tuple[Figure, Any]:

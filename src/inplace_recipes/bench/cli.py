@@ -38,7 +38,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """The benchmark's options, added to ``p``."""
     size = p.add_mutually_exclusive_group()
     size.add_argument(
-        "--quick", action="store_true", help="overhead sizes, float32, eager (< 1 minute; default)"
+        "--quick",
+        action="store_true",
+        help="1e3 and 1e4, float32, eager, instructions at 1e3 (about a minute; default)",
     )
     size.add_argument(
         "--full", action="store_true", help="every size, dtype, write; compile subset"

@@ -147,7 +147,7 @@ def browser(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Quick benchmark (about a minute on a quiet machine): prints the overhead table.
+    """Quick benchmark (under two minutes): prints the overhead table.
 
     Fails (``--check``) when a recipe counts more than 1.10x the instructions
     of its raw one-liner, or ``at()`` more than 1.05x the recipe it picks.

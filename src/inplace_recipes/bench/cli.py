@@ -40,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     size.add_argument(
         "--quick",
         action="store_true",
-        help="1e3 and 1e4, float32, eager, instructions at 1e3 (about a minute; default)",
+        help="1e3 and 1e4, float32, eager, instructions at 1e3 (under two minutes; default)",
     )
     size.add_argument(
         "--full", action="store_true", help="every size, dtype, write; compile subset"

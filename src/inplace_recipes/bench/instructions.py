@@ -34,28 +34,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..recipes import RECIPES
+from .entries import RAW_OF
+
 __all__ = ["instruction_counts"]
 
 #: The entries whose instructions are counted: in-place, the recipes, their
-#: raw one-liners and ``at()``.
-COUNTED = (
-    "inplace",
-    "inplace_on_clone",
-    "mask",
-    "where",
-    "clone",
-    "index_put",
-    "scatter",
-    "select_scatter",
-    "masked_fill",
-    "raw_mask",
-    "raw_where",
-    "raw_index_put",
-    "raw_scatter",
-    "raw_select_scatter",
-    "raw_masked_fill",
-    "at",
-)
+#: raw one-liners (``clone``'s is ``inplace_on_clone``) and ``at()``.
+COUNTED = ("inplace", *RECIPES, *(RAW_OF[name] for name in RECIPES), "at")
 
 
 def instruction_counts(

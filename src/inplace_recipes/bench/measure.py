@@ -84,9 +84,9 @@ class Config:
 #: The writes whose instructions are counted: those of the overhead comparison.
 INSTRUCTION_WRITES = ("element", "row", "slice", "mask")
 
-#: ``--quick``: 99 s in a clean-clone CI run on this project's 2-core machine.
-#: The overhead table in instructions at 1e3 (counted on the other core while
-#: the timing runs) and short timings at 1e3 and 1e4, float32, eager.
+#: ``--quick``: the overhead table in instructions at 1e3 (counted on the
+#: other core while the timing runs) and short timings at 1e3 and 1e4,
+#: float32, eager.
 QUICK = Config(
     sizes=(10**3, 10**4),
     dtypes=("float32",),

@@ -10,6 +10,9 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -113,6 +116,43 @@ def test_peers_results_are_fresh() -> None:
         f"{peers.PEERS_FILE.name} was made on another torch than the pin. "
         f"Refresh with: {peers.REFRESH}"
     )
+
+
+def test_case_fingerprint_is_the_same_without_avx512() -> None:
+    """NumPy's answers differ in the last bit with and without AVX-512; the hash must not.
+
+    The committed fingerprint once came from a machine without AVX-512, and
+    every machine with it (CI's among them) found peers.json stale.
+    """
+    code = (
+        "from at_cases import AT_CASES; from inplace_recipes import peers; "
+        "print(peers.case_fingerprint(AT_CASES))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    here = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    # X86_V4 is NumPy's name for the AVX-512 group; disabling it on a machine
+    # without AVX-512 changes nothing, so the run compares like with like.
+    without = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**env, "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert here.stdout.strip() == without.stdout.strip()
+
+
+def test_case_fingerprint_ignores_the_computed_answer() -> None:
+    import numpy as np
+
+    from at_cases import AT_CASES
+
+    case = next(c for c in AT_CASES if c.expected is not None and c.expected.dtype.kind == "f")
+    nudged = np.nextafter(case.expected, np.inf)  # one ulp: what another CPU may compute
+    changed = dataclasses.replace(case, expected=nudged)
+    assert peers.case_fingerprint([changed]) == peers.case_fingerprint([case])
 
 
 def test_case_fingerprint_sees_every_field() -> None:

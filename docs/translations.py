@@ -223,7 +223,7 @@ def glossary_problems(msgid: str, msgstr: str, terms: list[Term]) -> list[str]:
     >>> glossary_problems("An in-place op and an op.", "原地操作与运算。", terms)
     []
     >>> glossary_problems("An op.", "一个算子。", terms)
-    ["'op' is '运算'", "'算子' is ruled out (say '运算')"]
+    ["glossary: 'op' is '运算'", "glossary: '算子' is ruled out (say '运算')"]
     """
     problems = []
     text = prose(msgid)
@@ -231,7 +231,7 @@ def glossary_problems(msgid: str, msgstr: str, terms: list[Term]) -> list[str]:
         pattern = term.pattern()
         if pattern.search(text):
             if term.chinese not in msgstr:
-                problems.append(f"{term.english!r} is {term.chinese!r}")
+                problems.append(f"glossary: {term.english!r} is {term.chinese!r}")
             text = pattern.sub(" ", text)
     # A ruled-out word may sit inside a rendering the glossary allows (自动微分
     # in 前向模式自动微分): those are removed first.
@@ -240,7 +240,9 @@ def glossary_problems(msgid: str, msgstr: str, terms: list[Term]) -> list[str]:
         if any(word in allowed for term in terms for word in term.never):
             rest = rest.replace(allowed, " ")
     for term in terms:
-        problems += [f"{w!r} is ruled out (say {term.chinese!r})" for w in term.never if w in rest]
+        problems += [
+            f"glossary: {w!r} is ruled out (say {term.chinese!r})" for w in term.never if w in rest
+        ]
     return problems
 
 

@@ -27,10 +27,12 @@ import html
 import posixpath
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from babel.messages.pofile import read_po
-from docutils import nodes
+
+if TYPE_CHECKING:  # docutils comes with Sphinx; the tests import this module without it
+    from docutils import nodes
 
 HERE = Path(__file__).parent
 LOCALE = HERE / "locale" / "zh_CN"
@@ -186,6 +188,8 @@ def _image_paths(node: nodes.Element, docname: str) -> list[str]:
 
 def _inline(text: str) -> list[nodes.Node]:
     """A caption's text, its `code` as literals."""
+    from docutils import nodes
+
     parts: list[nodes.Node] = []
     for i, piece in enumerate(re.split(r"`([^`]*)`", text)):
         if piece:
@@ -195,6 +199,8 @@ def _inline(text: str) -> list[nodes.Node]:
 
 def translate_doctree(app: Any, doctree: nodes.document) -> None:
     """Cards, running time and figure captions of one page (``doctree-read``)."""
+    from docutils import nodes
+
     if app.config.language not in LANGUAGES:
         return
     docname = app.env.docname

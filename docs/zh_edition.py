@@ -50,6 +50,8 @@ _FOOTER = re.compile(
     r"(<a class=\"muted-link\" href=\"https://pradyunsg.me\">@pradyunsg</a>)'s\s*"
     r"(<a href=\"https://github.com/pradyunsg/furo\">Furo</a>)"
 )
+#: furo's navigation tree (``navigation.py``) labels each expander in Python.
+_TOGGLE_NAVIGATION = re.compile(r'aria-label="Toggle navigation of ([^"]*)"')
 _RUNNING_TIME = re.compile(r"\(\s*(\d+) minutes ([\d.]+) seconds\)")
 _COMPARE_HEADER = re.compile(r"^recipe\s+forward\s+grad x\s+grad value\s+ok\s*$", re.MULTILINE)
 _TOOLTIP = re.compile(r'tooltip="([^"]*)"')
@@ -255,6 +257,7 @@ def translate_theme(app: Any, exception: Exception | None) -> None:
         if english in theme
     }
     footer = theme.get("Made with {sphinx} and {author}'s {furo}")
+    toggle = theme.get("Toggle navigation of {title}")
     for page in Path(app.outdir).rglob("*.html"):
         text = page.read_text(encoding="utf-8")
         new = text
@@ -264,6 +267,10 @@ def translate_theme(app: Any, exception: Exception | None) -> None:
             new = _FOOTER.sub(
                 lambda m: footer.format(sphinx=m.group(1), author=m.group(2), furo=m.group(3)),
                 new,
+            )
+        if toggle is not None:
+            new = _TOGGLE_NAVIGATION.sub(
+                lambda m: f'aria-label="{toggle.format(title=m.group(1))}"', new
             )
         if new != text:
             page.write_text(new, encoding="utf-8")

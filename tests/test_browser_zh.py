@@ -143,6 +143,7 @@ def test_the_theme_and_gallery_speak_chinese(site: str, browser: object) -> None
         "Download Python source code",
         "Download zipped",
         "Toggle site navigation sidebar",
+        "Toggle navigation of",
     ):
         assert english not in html, f"zh_CN recipe page still says {english!r}"
     assert "zh-figure-caption" in html, "the figure has no Chinese caption"

@@ -31,6 +31,7 @@ extensions = [
     "sphinx.ext.doctest",
     "sphinx.ext.viewcode",
     "sphinx_copybutton",
+    "zh_edition",  # the Chinese edition's cards, figure captions and theme strings
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

@@ -9,6 +9,7 @@ fuzzy, the glossary kept.
 
 from __future__ import annotations
 
+import doctest
 import importlib.util
 import sys
 from pathlib import Path
@@ -23,8 +24,20 @@ assert _spec is not None
 assert _spec.loader is not None
 translations = sys.modules["translations"] = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(translations)
+_zh_spec = importlib.util.spec_from_file_location("zh_edition", ROOT / "docs" / "zh_edition.py")
+assert _zh_spec is not None
+assert _zh_spec.loader is not None
+zh_edition = sys.modules["zh_edition"] = importlib.util.module_from_spec(_zh_spec)
+_zh_spec.loader.exec_module(zh_edition)
 
-TERMS = [translations.Term("leaf tensor", "叶子张量"), translations.Term("gradient", "梯度")]
+TERMS = [
+    translations.Term("leaf tensor", "叶子张量"),
+    translations.Term("gradient", "梯度"),
+    translations.Term("autograd", "自动求导", ("自动微分",)),
+    translations.Term("forward-mode AD", "前向模式自动微分"),
+    translations.Term("in-place op", "原地操作"),
+    translations.Term("op", "运算", ("算子",)),
+]
 
 
 def _write(path: Path, messages: dict[str, str], fuzzy: frozenset[str] = frozenset()) -> None:
@@ -101,16 +114,141 @@ def test_the_checker_exits_1_with_the_refresh_command(
 
 
 def test_the_glossary_fixes_the_terms_the_issue_names() -> None:
-    terms = {t.english: t.chinese for t in translations.read_glossary()}
+    terms = {t.english: t for t in translations.read_glossary()}
     for english, chinese in {
         "in-place": "原地",
+        "in-place operation": "原地操作",
+        "in-place op": "原地操作",
         "leaf tensor": "叶子张量",
-        "autograd": "自动微分",
+        "autograd": "自动求导",
+        "forward-mode AD": "前向模式自动微分",
+        "eager": "eager 模式",
+        "op": "运算",
+        "clone": "克隆",
+        "committed": "存档",
+        "hard index": "普通索引",
         "computation graph": "计算图",
         "version counter": "版本计数器",
         "view": "视图",
     }.items():
-        assert terms[english] == chinese
+        assert terms[english].chinese == chinese
+    ruled_out = {word for term in terms.values() for word in term.never}
+    assert {"即时执行", "原地运算", "算子", "已提交", "硬索引"} <= ruled_out
+
+
+@pytest.mark.parametrize(
+    ("msgid", "msgstr", "problem"),
+    [
+        # English prose left in a link's or a role's text
+        ("`Type promotion <https://a/b>`_", "`Type promotion <https://a/b>`_", "English link text"),
+        (
+            ":doc:`The error reference </errors>`.",
+            ":doc:`The error reference </errors>`（报错参考）。",
+            "English link text",
+        ),
+        ("See [the next section](#x).", "见[the next section](#x)。", "English link text"),
+        # Sphinx-Gallery's boilerplate: left empty, or copied
+        (":download:`Download zipped: a.zip <a.zip>`", "", "untranslated"),
+        (
+            ":download:`Download zipped: a.zip <a.zip>`",
+            ":download:`Download zipped：a.zip <a.zip>`",
+            "Gallery",
+        ),
+        # a glossary term rendered another way, or a rendering the glossary rules out
+        ("A leaf tensor has no grad_fn.", "叶张量没有 grad_fn。", "'leaf tensor' is '叶子张量'"),
+        ("Autograd refuses.", "自动微分拒绝。", "'autograd' is '自动求导'"),
+        ("It saves the mask.", "它的算子保存掩码。", "'算子' is ruled out"),
+    ],
+)
+def test_each_markup_and_glossary_rule_fails_on_a_bad_catalogue(
+    tmp_path: Path, msgid: str, msgstr: str, problem: str
+) -> None:
+    _write(tmp_path / "pot" / "page.pot", {msgid: ""})
+    _write(tmp_path / "po" / "page.po", {msgid: msgstr})
+    found = translations.catalogue_problems(tmp_path / "po", tmp_path / "pot", TERMS)
+    assert any(problem in line for line in found), found
+
+
+@pytest.mark.parametrize(
+    ("msgid", "msgstr"),
+    [
+        ("`Type promotion <https://a/b>`_", "`类型提升（Type promotion） <https://a/b>`_"),
+        ("`torch.func.vmap <https://a/b>`_", ""),  # an API name stays English
+        (
+            ":download:`Download zipped: a.zip <a.zip>`",
+            ":download:`下载 zip 压缩包：a.zip <a.zip>`",
+        ),
+        ("An in-place op, and an op.", "一次原地操作，和一个运算。"),  # the longer term first
+        ("Forward-mode AD and autograd.", "前向模式自动微分与自动求导。"),  # 自动微分 allowed there
+    ],
+)
+def test_a_good_translation_passes_each_rule(tmp_path: Path, msgid: str, msgstr: str) -> None:
+    _write(tmp_path / "pot" / "page.pot", {msgid: ""})
+    _write(tmp_path / "po" / "page.po", {msgid: msgstr} if msgstr else {})
+    assert translations.catalogue_problems(tmp_path / "po", tmp_path / "pot", TERMS) == []
+
+
+def test_a_figure_without_a_chinese_caption_fails(tmp_path: Path) -> None:
+    images = tmp_path / "docs" / "auto_recipes" / "tools" / "images"
+    (images / "thumb").mkdir(parents=True)
+    (images / "sphx_glr_plot_a_001.png").write_bytes(b"")
+    (images / "thumb" / "sphx_glr_plot_a_thumb.png").write_bytes(b"")  # not a figure
+    graphs = tmp_path / "docs" / "_generated" / "graphs"
+    graphs.mkdir(parents=True)
+    (graphs / "leaf.png").write_bytes(b"")
+    figures = translations.built_figures(tmp_path / "docs")
+    assert figures == {
+        "auto_recipes/tools/images/sphx_glr_plot_a_001.png",
+        "_generated/graphs/leaf.png",
+    }
+    captions = {"_generated/graphs/leaf.png": "图：b = a * 2 的反向传播图。"}
+    po = tmp_path / "po"
+    po.mkdir()
+    found = translations.catalogue_problems(po, None, TERMS, figures, captions)
+    assert found == [
+        "figure auto_recipes/tools/images/sphx_glr_plot_a_001.png: no Chinese caption in figures.md"
+    ]
+    captions["auto_recipes/tools/images/sphx_glr_plot_a_001.png"] = "speed against size"
+    assert translations.catalogue_problems(po, None, TERMS, figures, captions) != []
+    captions["auto_recipes/tools/images/sphx_glr_plot_a_001.png"] = "图：耗时随大小的变化。"
+    assert translations.catalogue_problems(po, None, TERMS, figures, captions) == []
+
+
+def test_every_caption_names_a_figure_the_gallery_or_the_concept_pages_draw() -> None:
+    """figures.md keys are image paths the builds write (checked against the sources)."""
+    scripts = {p.stem for p in (ROOT / "recipes").rglob("plot_*.py")}
+    graphs = set(zh_edition_graph_names())
+    for image in translations.read_captions():
+        if image.startswith("_generated/graphs/"):
+            assert Path(image).stem in graphs, image
+        else:
+            stem = Path(image).stem.removeprefix("sphx_glr_").rsplit("_", 1)[0]
+            assert stem in scripts, image
+
+
+def zh_edition_graph_names() -> list[str]:
+    """The concept pages' graphs (docs/concept_graphs.py), read without importing torch."""
+    source = (ROOT / "docs" / "concept_graphs.py").read_text(encoding="utf-8")
+    block = source[source.index("GRAPHS:") :]
+    return [line.split('"')[1] for line in block.splitlines()[1:] if line.strip().startswith('"')]
+
+
+def test_the_modules_doctests_pass() -> None:
+    for module in (translations, zh_edition):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.attempted > 0, module.__name__
+        assert result.failed == 0, module.__name__
+
+
+def test_the_generated_text_table_translates_status_words_and_holes() -> None:
+    tables = zh_edition._generated_tables()
+    rules = zh_edition.cell_rules(tables["English"])
+    html = "<td>works</td><td>error [3]</td><td>failed: RuntimeError: x</td>"
+    assert zh_edition.translate_cells(html, rules) == (
+        "<td>可用</td><td>报错 [3]</td><td>失败：RuntimeError: x</td>"
+    )
+    names = {row[0]: row[1] for row in tables["write"]}
+    assert set(names) == {"element", "row", "slice", "mask", "value_grad"}
 
 
 def test_the_committed_catalogues_are_translated() -> None:
@@ -132,5 +270,7 @@ def test_every_catalogue_belongs_to_a_page() -> None:
         for p in (ROOT / "recipes").rglob("README.rst")
     }
     for po in translations.CATALOGUES.rglob("*.po"):
+        if po.relative_to(translations.CATALOGUES) in translations.THEME_CATALOGUES:
+            continue  # the theme's strings (sphinx.po), not a page's
         page = po.relative_to(translations.CATALOGUES).with_suffix("")
         assert page in sources, f"{po} translates no page: delete it"

@@ -116,9 +116,11 @@ def error_examples(page: Path = ERRORS_PAGE) -> list[ErrorExample]:
     The section is the label above the example's heading (``error-leaf``), or
     the heading itself where it has no label. The flags are the site's (``ELLIPSIS``) with each block's ``:options:``.
 
-    >>> examples = error_examples()
-    >>> any(e.section == "error-leaf" and e.exc_msg for e in examples)
-    True
+    >>> import tempfile
+    >>> page = Path(tempfile.mkdtemp()) / "errors.md"
+    >>> _ = page.write_text("(error-leaf)=\\n## A leaf\\n```{doctest}\\n>>> 1 + 1\\n2\\n```\\n")
+    >>> [(e.section, e.source, e.want) for e in error_examples(page)]
+    [('error-leaf', '1 + 1\\n', '2\\n')]
     """
     parser = doctest.DocTestParser()
     examples: list[ErrorExample] = []

@@ -21,6 +21,8 @@ nox.options.sessions = ["lint", "tests", "build", "doctest", "docs", "browser", 
 ROOT = Path(__file__).parent
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 BUILD = ROOT / "docs" / "_build"
+#: The committed runs (benchmark, torch releases, peers) and the scripts that make them.
+MEASUREMENTS = ROOT / "docs" / "measurements"
 #: The doctest builder must run at least this many examples over the site.
 MIN_DOCTESTS = 60
 
@@ -157,8 +159,8 @@ def bench(session: nox.Session) -> None:
     Fails (``--check``) when a recipe counts more than 1.10x the instructions
     of its raw one-liner, or ``at()`` more than 1.05x the recipe it picks.
 
-    The committed full run (see benchmarks/README.md): ``nox -s bench -- --full
-    --threads 1 --device cpu --output benchmarks/results/cpu-full.json``.
+    The committed full run (see docs/measurements/bench/README.md): ``nox -s bench -- --full
+    --threads 1 --device cpu --output docs/measurements/bench/cpu-full.json``.
     """
     if shutil.which("valgrind") is None:  # instruction counts (callgrind)
         apt = {"DEBIAN_FRONTEND": "noninteractive"}
@@ -289,9 +291,9 @@ def build(session: nox.Session) -> None:
 
 
 #: Torch releases compared with the pin on the "Other torch releases" page
-#: (comparisons/releases/); the pin itself is pyproject.toml's `pin` dependency group.
+#: (docs/measurements/releases/); the pin itself is pyproject.toml's `pin` dependency group.
 OTHER_TORCH_RELEASES = ["2.14.1", "2.15.0"]
-#: The peers `nox -s peers` compares `at[]` with (comparisons/peers.json).
+#: The peers `nox -s peers` compares `at[]` with (docs/measurements/peers.json).
 PEER_PACKAGES = ["jax==0.10.2", "jaxlib==0.10.2", "array-api-extra==0.11.5"]
 
 
@@ -300,9 +302,9 @@ def releases(session: nox.Session) -> None:
     """Run the error page, claims, matrix and conformance suites, then the tests, on each torch.
 
     One virtual environment per release (.nox/torch-X, a CUDA build takes 5.5 GB);
-    writes comparisons/releases/torch-X.json. ``nox -s releases -- 2.15.0`` runs
+    writes docs/measurements/releases/torch-X.json. ``nox -s releases -- 2.15.0`` runs
     the releases named instead; ``--delete-venvs`` removes each environment after
-    its run (see comparisons/README.md for time and disk).
+    its run (see docs/measurements/README.md for time and disk).
     """
     (pin,) = [
         d.split("==")[1]
@@ -333,8 +335,13 @@ def releases(session: nox.Session) -> None:
             env=env,
         )
         session.run(str(python), "-m", "pip", "install", "--quiet", "--no-deps", "-e", ".")
-        output = ROOT / "comparisons" / "releases" / f"torch-{release}.json"
-        session.run(str(python), "tools/run_release.py", "--output", str(output.relative_to(ROOT)))
+        output = MEASUREMENTS / "releases" / f"torch-{release}.json"
+        session.run(
+            str(python),
+            "docs/measurements/run_release.py",
+            "--output",
+            str(output.relative_to(ROOT)),
+        )
         # ... then the package's own test suite there (after the run, so that a
         # release that changes an answer still leaves its comparison to read)
         session.run(
@@ -349,10 +356,14 @@ def releases(session: nox.Session) -> None:
 def peers(session: nox.Session) -> None:
     """Run the at[] conformance cases through JAX, array-api-extra and inplace_recipes.
 
-    Writes comparisons/peers.json, which the at[] page reads.
+    Writes docs/measurements/peers.json, which the at[] page reads.
     """
     install(session, "test")
     session.install(*PEER_PACKAGES)
     session.run(
-        "python", "tools/run_peers.py", "--output", "comparisons/peers.json", *session.posargs
+        "python",
+        "docs/measurements/run_peers.py",
+        "--output",
+        "docs/measurements/peers.json",
+        *session.posargs,
     )

@@ -1,7 +1,7 @@
 """The committed comparisons describe the tree as it is: the pin, the releases, the cases.
 
-``comparisons/releases/torch-*.json`` (``nox -s releases``) and
-``comparisons/peers.json`` (``nox -s peers``) are made by sessions too heavy
+``docs/measurements/releases/torch-*.json`` (``nox -s releases``) and
+``docs/measurements/peers.json`` (``nox -s peers``) are made by sessions too heavy
 for every CI run; these tests fail, naming the command, when they go stale.
 """
 

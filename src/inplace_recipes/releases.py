@@ -3,7 +3,7 @@
 ``nox -s releases`` runs, on the pinned torch and on each other release it
 installs, the error reference's repros, every claim of
 :mod:`inplace_recipes.claims`, the compatibility matrix and the conformance
-suites, and commits one JSON file per release to ``comparisons/releases/``.
+suites, and commits one JSON file per release to ``docs/measurements/releases/``.
 :func:`side_by_side` lines them up against the pin; :func:`stale_reasons`
 says when a file no longer covers what the tree checks today.
 
@@ -47,7 +47,7 @@ __all__ = [
 
 #: The source tree (the runs read the error page and the test suites there).
 ROOT = Path(__file__).resolve().parents[2]
-RESULTS_DIR = ROOT / "comparisons" / "releases"
+RESULTS_DIR = ROOT / "docs" / "measurements" / "releases"
 ERRORS_PAGE = ROOT / "docs" / "errors.md"
 #: The conformance suites the run executes.
 CONFORMANCE_FILES: tuple[str, ...] = (

@@ -255,12 +255,14 @@ def build(session: nox.Session) -> None:
 
     venv = BUILD / f"beside-torch-{BESIDE_TORCH}"
     shutil.rmtree(venv, ignore_errors=True)
-    session.run(sys.executable, "-m", "venv", str(venv))
+    session.run(sys.executable, "-m", "venv", str(venv), external=True)
     python = str(venv / "bin" / "python")
-    session.run(python, "-m", "pip", "install", "--quiet", f"torch=={BESIDE_TORCH}", "numpy")
-    before = session.run(python, "-c", TORCH_IDENTITY, silent=True)
-    session.run(python, "-m", "pip", "install", f"{wheel}[bench]", "pytest", "mypy")
-    after = session.run(python, "-c", TORCH_IDENTITY, silent=True)
+    session.run(
+        python, "-m", "pip", "install", "--quiet", f"torch=={BESIDE_TORCH}", "numpy", external=True
+    )
+    before = session.run(python, "-c", TORCH_IDENTITY, silent=True, external=True)
+    session.run(python, "-m", "pip", "install", f"{wheel}[bench]", "pytest", "mypy", external=True)
+    after = session.run(python, "-c", TORCH_IDENTITY, silent=True, external=True)
     if before != after or not str(after).startswith(BESIDE_TORCH):
         session.error(f"installing the wheel replaced torch: {before!r} became {after!r}")
     session.log(f"torch {BESIDE_TORCH} stayed in place")
@@ -273,21 +275,34 @@ def build(session: nox.Session) -> None:
         (work / name).write_text(text)
     pytest = [python, "-m", "pytest", "-p", "no:cacheprovider", "--rootdir", str(work), "-q"]
     with session.chdir(work):
-        session.run(python, "where.py", version)
-        session.run(*pytest, "--doctest-glob=README.md", "README.md")
-        session.run(*pytest, "--doctest-modules", "--pyargs", "inplace_recipes")
-        session.run(*pytest, "test_planted.py")  # the plugin is off without its flag
+        session.run(python, "where.py", version, external=True)
+        session.run(*pytest, "--doctest-glob=README.md", "README.md", external=True)
+        session.run(*pytest, "--doctest-modules", "--pyargs", "inplace_recipes", external=True)
+        session.run(*pytest, "test_planted.py", external=True)  # the plugin is off without its flag
         caught = session.run(
-            *pytest, "--inplace-audit", "test_planted.py", success_codes=[1], silent=True
+            *pytest,
+            "--inplace-audit",
+            "test_planted.py",
+            success_codes=[1],
+            silent=True,
+            external=True,
         )
         if "wrong gradients" not in str(caught) or "test_planted.py:7" not in str(caught):
             session.error(f"pytest --inplace-audit missed the planted write:\n{caught}")
-        session.run(python, "-m", "mypy", "--strict", "typed_use.py")
+        session.run(python, "-m", "mypy", "--strict", "typed_use.py", external=True)
         wrong = session.run(
-            python, "-m", "mypy", "--strict", "wrong_use.py", success_codes=[1], silent=True
+            python,
+            "-m",
+            "mypy",
+            "--strict",
+            "wrong_use.py",
+            success_codes=[1],
+            silent=True,
+            external=True,
         )
         if "incompatible types" not in str(wrong).lower():
             session.error(f"mypy did not see the package's types:\n{wrong}")
+    shutil.rmtree(venv)  # 5.5 GB; kept only when a check failed, to look into
 
 
 #: Torch releases compared with the pin on the "Other torch releases" page

@@ -319,7 +319,8 @@ def releases(session: nox.Session) -> None:
     One virtual environment per release (.nox/torch-X, a CUDA build takes 5.5 GB);
     writes docs/measurements/releases/torch-X.json. ``nox -s releases -- 2.15.0`` runs
     the releases named instead; ``--delete-venvs`` removes each environment after
-    its run (see docs/measurements/README.md for time and disk).
+    its run (see docs/measurements/README.md for time and disk). A release whose
+    tests fail stops the session there, after its comparison is written.
     """
     (pin,) = [
         d.split("==")[1]

@@ -13,23 +13,30 @@ import nox
 nox.needs_version = ">=2024.10.9"
 nox.options.default_venv_backend = "virtualenv"
 nox.options.reuse_venv = "yes"
-# Every check, in an order where each one's inputs exist: the browser test
-# reads the site that `docs` built.
-nox.options.sessions = ["lint", "tests", "doctest", "docs", "browser", "bench"]
+# Every check, in an order where each one's inputs exist:
+# the browser test reads the site that `docs` built. `build` follows `tests`:
+# the wheel is checked once the tree itself passes.
+nox.options.sessions = ["lint", "tests", "build", "doctest", "docs", "browser", "bench"]
 
 ROOT = Path(__file__).parent
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 BUILD = ROOT / "docs" / "_build"
+#: The committed runs (benchmark, torch releases, peers) and the scripts that make them.
+MEASUREMENTS = ROOT / "docs" / "measurements"
 #: The doctest builder must run at least this many examples over the site.
 MIN_DOCTESTS = 60
 
 
-def install(session: nox.Session, *groups: str) -> None:
-    """Install the package (editable, so doctests of src/ import it) and dependency groups."""
+def install(session: nox.Session, *groups: str, extras: str = "") -> None:
+    """Install the package (editable, so doctests of src/ import it), the pinned torch and groups.
+
+    The package asks only for ``torch>=2.13.0``; the docs and the tests are
+    verified on the exact release of the ``pin`` dependency group.
+    """
     requirements = [
-        req for group in groups for req in nox.project.dependency_groups(PYPROJECT, group)
+        req for group in ("pin", *groups) for req in nox.project.dependency_groups(PYPROJECT, group)
     ]
-    session.install(*requirements, "-e", ".")
+    session.install(*requirements, "-e", f".{extras}")
 
 
 @nox.session
@@ -156,14 +163,14 @@ def bench(session: nox.Session) -> None:
     Fails (``--check``) when a recipe counts more than 1.10x the instructions
     of its raw one-liner, or ``at()`` more than 1.05x the recipe it picks.
 
-    The committed full run (see benchmarks/README.md): ``nox -s bench -- --full
-    --threads 1 --device cpu --output benchmarks/results/cpu-full.json``.
+    The committed full run (see docs/measurements/bench/README.md): ``nox -s bench -- --full
+    --threads 1 --device cpu --output docs/measurements/bench/cpu-full.json``.
     """
     if shutil.which("valgrind") is None:  # instruction counts (callgrind)
         apt = {"DEBIAN_FRONTEND": "noninteractive"}
         session.run("apt-get", "update", external=True, env=apt)
         session.run("apt-get", "install", "-y", "valgrind", external=True, env=apt)
-    session.install("-e", ".[bench]")  # torch, tqdm, matplotlib
+    install(session, extras="[bench]")  # the pinned torch, tqdm, matplotlib
     args = session.posargs or ["--quick", "--check", "--output", str(BUILD / "bench-quick.json")]
     session.run("python", "-m", "inplace_recipes", "bench", *args)
 
@@ -175,32 +182,155 @@ def matrix(session: nox.Session) -> None:
     session.run("python", "-m", "inplace_recipes", "matrix", *session.posargs)
 
 
-@nox.session(default=False)
+#: The torch release `nox -s build` installs the wheel beside: not the pin, and
+#: on this project's machine it installs from local disk.
+BESIDE_TORCH = "2.14.1"
+#: Files the installed wheel is checked with, from a folder outside the tree.
+BESIDE_FILES = {
+    # a user's typed code: must pass `mypy --strict` against the installed wheel
+    "typed_use.py": """\
+import torch
+from torch import Tensor
+
+import inplace_recipes as ir
+from inplace_recipes import RECIPES, GradientReport, at, compare_gradients
+
+x: Tensor = torch.rand(3, requires_grad=True) * 1
+y: Tensor = RECIPES["index_put"](x, 0, 42.0)
+z: Tensor = at(x)[torch.tensor([0, 2])].add(1.0)
+report: GradientReport = compare_gradients(x, 0, 42.0)
+ok: bool = report.ok and ir.__version__ > ""
+""",
+    # ... and a wrong one that must fail it: the check sees real types, not Any
+    "wrong_use.py": """\
+import torch
+
+from inplace_recipes import compare_gradients
+
+ok: str = compare_gradients(torch.rand(3), 0, 1.0).ok
+""",
+    # the pytest plugin, found through the wheel's entry point
+    "test_planted.py": """\
+import torch
+
+
+def test_data_edit():
+    w = torch.ones(3, requires_grad=True)
+    h = w.sigmoid()
+    h.data.mul_(0.5)
+    h.sum().backward()
+""",
+    # what the wheel says of itself: it is the installed copy, of the version it names
+    "where.py": """\
+import importlib.metadata, sys
+import inplace_recipes as ir
+
+print(ir.__file__, ir.__version__)
+assert "site-packages" in ir.__file__, ir.__file__
+assert ir.__version__ == importlib.metadata.version("inplace-recipes") == sys.argv[1]
+""",
+}
+#: Prints torch's version and a hash of its installed files' record.
+TORCH_IDENTITY = (
+    "import hashlib, importlib.metadata as m, torch; "
+    "print(torch.__version__, hashlib.sha256(m.distribution('torch').read_text('RECORD').encode())"
+    ".hexdigest())"
+)
+
+
+@nox.session
 def build(session: nox.Session) -> None:
-    """Build the sdist and wheel."""
-    session.install("build")
-    session.run("python", "-m", "build")
+    """Build the sdist and wheel and check the wheel installed beside another torch release.
+
+    ``twine check`` the two; then, in a fresh virtualenv that already has torch
+    :data:`BESIDE_TORCH`, ``pip install`` the wheel, assert that torch was not
+    replaced, and run the README's quick tour, the package's doctests, the
+    pytest plugin and ``mypy --strict`` on a typed snippet against the
+    installed wheel, from a folder outside the tree (so ``src/`` is not imported).
+    """
+    session.install("build", "twine")
+    dist = BUILD / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    session.run("python", "-m", "build", "--outdir", str(dist))
+    built = sorted(dist.iterdir())
+    session.run("twine", "check", "--strict", *map(str, built))
+    (wheel,) = [path for path in built if path.suffix == ".whl"]
+    version = wheel.name.split("-")[1]
+
+    venv = BUILD / f"beside-torch-{BESIDE_TORCH}"
+    shutil.rmtree(venv, ignore_errors=True)
+    session.run(sys.executable, "-m", "venv", str(venv), external=True)
+    python = str(venv / "bin" / "python")
+    session.run(
+        python, "-m", "pip", "install", "--quiet", f"torch=={BESIDE_TORCH}", "numpy", external=True
+    )
+    before = session.run(python, "-c", TORCH_IDENTITY, silent=True, external=True)
+    session.run(python, "-m", "pip", "install", f"{wheel}[bench]", "pytest", "mypy", external=True)
+    after = session.run(python, "-c", TORCH_IDENTITY, silent=True, external=True)
+    if before != after or not str(after).startswith(BESIDE_TORCH):
+        session.error(f"installing the wheel replaced torch: {before!r} became {after!r}")
+    session.log(f"torch {BESIDE_TORCH} stayed in place")
+
+    work = BUILD / "beside-torch-check"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    shutil.copy(ROOT / "README.md", work / "README.md")
+    for name, text in BESIDE_FILES.items():
+        (work / name).write_text(text)
+    pytest = [python, "-m", "pytest", "-p", "no:cacheprovider", "--rootdir", str(work), "-q"]
+    with session.chdir(work):
+        session.run(python, "where.py", version, external=True)
+        session.run(*pytest, "--doctest-glob=README.md", "README.md", external=True)
+        session.run(*pytest, "--doctest-modules", "--pyargs", "inplace_recipes", external=True)
+        session.run(*pytest, "test_planted.py", external=True)  # the plugin is off without its flag
+        caught = session.run(
+            *pytest,
+            "--inplace-audit",
+            "test_planted.py",
+            success_codes=[1],
+            silent=True,
+            external=True,
+        )
+        if "wrong gradients" not in str(caught) or "test_planted.py:7" not in str(caught):
+            session.error(f"pytest --inplace-audit missed the planted write:\n{caught}")
+        session.run(python, "-m", "mypy", "--strict", "typed_use.py", external=True)
+        wrong = session.run(
+            python,
+            "-m",
+            "mypy",
+            "--strict",
+            "wrong_use.py",
+            success_codes=[1],
+            silent=True,
+            external=True,
+        )
+        if "incompatible types" not in str(wrong).lower():
+            session.error(f"mypy did not see the package's types:\n{wrong}")
+    shutil.rmtree(venv)  # 5.5 GB; kept only when a check failed, to look into
 
 
 #: Torch releases compared with the pin on the "Other torch releases" page
-#: (comparisons/releases/); the pin itself is read from pyproject.toml.
+#: (docs/measurements/releases/); the pin itself is pyproject.toml's `pin` dependency group.
 OTHER_TORCH_RELEASES = ["2.14.1", "2.15.0"]
-#: The peers `nox -s peers` compares `at[]` with (comparisons/peers.json).
+#: The peers `nox -s peers` compares `at[]` with (docs/measurements/peers.json).
 PEER_PACKAGES = ["jax==0.10.2", "jaxlib==0.10.2", "array-api-extra==0.11.5"]
 
 
 @nox.session(default=False, venv_backend="none")
 def releases(session: nox.Session) -> None:
-    """Run the error page, claims, matrix and conformance suites on each torch release.
+    """Run the error page, claims, matrix and conformance suites, then the tests, on each torch.
 
     One virtual environment per release (.nox/torch-X, a CUDA build takes 5.5 GB);
-    writes comparisons/releases/torch-X.json. ``nox -s releases -- 2.15.0`` runs
+    writes docs/measurements/releases/torch-X.json. ``nox -s releases -- 2.15.0`` runs
     the releases named instead; ``--delete-venvs`` removes each environment after
-    its run (see comparisons/README.md for time and disk).
+    its run (see docs/measurements/README.md for time and disk). A release whose
+    tests fail stops the session there, after its comparison is written.
     """
-    pin = next(
-        d.split("==")[1] for d in PYPROJECT["project"]["dependencies"] if d.startswith("torch==")
-    )
+    (pin,) = [
+        d.split("==")[1]
+        for d in nox.project.dependency_groups(PYPROJECT, "pin")
+        if d.startswith("torch==")
+    ]
     delete = "--delete-venvs" in session.posargs
     chosen = [arg for arg in session.posargs if arg != "--delete-venvs"]
     requirements = nox.project.dependency_groups(PYPROJECT, "test")
@@ -225,8 +355,19 @@ def releases(session: nox.Session) -> None:
             env=env,
         )
         session.run(str(python), "-m", "pip", "install", "--quiet", "--no-deps", "-e", ".")
-        output = ROOT / "comparisons" / "releases" / f"torch-{release}.json"
-        session.run(str(python), "tools/run_release.py", "--output", str(output.relative_to(ROOT)))
+        output = MEASUREMENTS / "releases" / f"torch-{release}.json"
+        session.run(
+            str(python),
+            "docs/measurements/run_release.py",
+            "--output",
+            str(output.relative_to(ROOT)),
+        )
+        # ... then the package's own test suite there (after the run, so that a
+        # release that changes an answer still leaves its comparison to read)
+        session.run(
+            str(python), "-m", "pytest", "-p", "no:cacheprovider", "tests", "-m", "not browser",
+            env={"CI": "true"},
+        )  # fmt: skip
         if delete and release != pin:
             shutil.rmtree(venv)
 
@@ -235,10 +376,14 @@ def releases(session: nox.Session) -> None:
 def peers(session: nox.Session) -> None:
     """Run the at[] conformance cases through JAX, array-api-extra and inplace_recipes.
 
-    Writes comparisons/peers.json, which the at[] page reads.
+    Writes docs/measurements/peers.json, which the at[] page reads.
     """
     install(session, "test")
     session.install(*PEER_PACKAGES)
     session.run(
-        "python", "tools/run_peers.py", "--output", "comparisons/peers.json", *session.posargs
+        "python",
+        "docs/measurements/run_peers.py",
+        "--output",
+        "docs/measurements/peers.json",
+        *session.posargs,
     )

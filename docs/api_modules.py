@@ -22,6 +22,7 @@ MODULES = (
     "updates",
     "matrix",
     "auditing",
+    "pytest_plugin",
     "error_reference",
     "claims",
     "table",

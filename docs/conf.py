@@ -40,6 +40,7 @@ exclude_patterns = [
     "_build",
     "_generated",  # included by other pages, not pages of their own
     "locale",  # translation catalogues and the translators' glossary
+    "measurements",  # the committed runs the pages read, and how they were made
     "sg_execution_times.rst",
     "auto_recipes/**sg_execution_times.rst",
     "**.ipynb",
@@ -146,12 +147,12 @@ copybutton_exclude = ".linenos, .gp, .go"
 #: Gallery scripts that read committed data: re-run them when the data is newer
 #: than their last run (sphinx-gallery itself only notices a changed script).
 DATA_DEPENDENCIES = {
-    "by_recipe/plot_select_scatter.py": HERE.parent / "benchmarks" / "results" / "cpu-full.json",
-    "by_recipe/plot_mask.py": HERE.parent / "benchmarks" / "results" / "cpu-full.json",
-    "tools/plot_performance.py": HERE.parent / "benchmarks" / "results" / "cpu-full.json",
+    "by_recipe/plot_select_scatter.py": HERE / "measurements" / "bench" / "cpu-full.json",
+    "by_recipe/plot_mask.py": HERE / "measurements" / "bench" / "cpu-full.json",
+    "tools/plot_performance.py": HERE / "measurements" / "bench" / "cpu-full.json",
     # folders: the runs replace their files, which changes the folder's time stamp
-    "tools/plot_releases.py": HERE.parent / "comparisons" / "releases",
-    "tools/plot_at.py": HERE.parent / "comparisons",
+    "tools/plot_releases.py": HERE / "measurements" / "releases",
+    "tools/plot_at.py": HERE / "measurements" / "peers.json",
 }
 for _script, _data in DATA_DEPENDENCIES.items():
     _stamp = HERE / sphinx_gallery_conf["gallery_dirs"] / f"{_script}.md5"

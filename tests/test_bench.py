@@ -242,7 +242,7 @@ def test_remeasure_noisy_replaces_only_the_disagreeing_configuration(
     bench.load_results()["provenance"].get("noisy", True),
     reason="on this project's shared 2-core VM, identical operations differ by 10-25% in "
     "CPU time even at a load average of 1 (the committed run lists them in "
-    "consistency.noisy); rerun on a dedicated machine (benchmarks/README.md). Strict: "
+    "consistency.noisy); rerun on a dedicated machine (docs/measurements/bench/README.md). Strict: "
     "passes as soon as they agree.",
     strict=True,
 )
@@ -538,10 +538,19 @@ def test_answer_columns_from_results(tmp_path: Path, tiny_results: dict) -> None
     cols = bench.answer_columns(path)
     assert cols["inplace"]["speed_ratio"] == 1.0
     assert isinstance(cols["index_put"]["speed_ratio"], float)
-    assert "benchmarks/results" in cols["index_put"]["source"]
+    assert "docs/measurements/bench" in cols["index_put"]["source"]
 
 
 def test_shape_for_keeps_the_size() -> None:
     for size in (*TINY.sizes, 10**2, 10**5, 10**7):
         rows, cols = bench.shape_for(size)
         assert rows * cols == size
+
+
+def test_without_a_source_tree_load_results_says_where_the_run_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An installed wheel has no committed run: the error says so, not a bare missing file."""
+    monkeypatch.setattr(bench.results, "RESULTS_DIR", tmp_path)
+    with pytest.raises(FileNotFoundError, match="not in the installed package"):
+        bench.load_results()

@@ -1,7 +1,7 @@
 """The committed comparisons describe the tree as it is: the pin, the releases, the cases.
 
-``comparisons/releases/torch-*.json`` (``nox -s releases``) and
-``comparisons/peers.json`` (``nox -s peers``) are made by sessions too heavy
+``docs/measurements/releases/torch-*.json`` (``nox -s releases``) and
+``docs/measurements/peers.json`` (``nox -s peers``) are made by sessions too heavy
 for every CI run; these tests fail, naming the command, when they go stale.
 """
 
@@ -40,13 +40,39 @@ def runs() -> dict:
 
 
 def test_pin_is_read_from_pyproject(tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text(
-        '[project]\ndependencies = ["numpy", "torch==9.1.2"]\n'
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(
+        '[project]\ndependencies = ["numpy", "torch>=9"]\n\n'
+        '[dependency-groups]\ntest = ["torch==1.0"]\npin = ["numpy", "torch==9.1.2"]\n'
     )
-    assert releases.pinned_torch(tmp_path / "pyproject.toml") == "9.1.2"
-    (tmp_path / "pyproject.toml").write_text('[project]\ndependencies = ["torch>=2"]\n')
+    assert releases.pinned_torch(pyproject) == "9.1.2"
+    assert releases.supported_torch(pyproject) == ">=9"
+    # an exact dependency of the package is not the docs' pin: it is what #22 removed
+    pyproject.write_text('[project]\ndependencies = ["torch==9.1.2"]\n')
     with pytest.raises(ValueError, match="pins no torch release"):
-        releases.pinned_torch(tmp_path / "pyproject.toml")
+        releases.pinned_torch(pyproject)
+    pyproject.write_text('[project]\ndependencies = ["torch"]\n')
+    with pytest.raises(ValueError, match="no torch dependency with a version range"):
+        releases.supported_torch(pyproject)
+
+
+def test_the_package_installs_beside_every_tested_release(runs: dict) -> None:
+    """The package asks for a range, not the pin: its lower bound is the oldest tested release.
+
+    Every release the comparison runs on is inside the range, and the lower
+    bound has a committed run, so no untested torch is promised below it.
+    """
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    supported = SpecifierSet(releases.supported_torch())
+    tested = [releases.pinned_torch(), *_noxfile_releases()]
+    assert all(Version(release) in supported for release in tested), (supported, tested)
+    lower = [Version(spec.version) for spec in supported if spec.operator in (">=", ">")]
+    assert lower, f"torch{supported} has no lower bound"
+    assert str(max(lower)) in runs, f"the lower bound {max(lower)} has no committed run"
+    assert str(max(lower)) == min(runs, key=Version), "a committed run is older than the bound"
+    assert not any(spec.operator == "==" for spec in supported), "the package pins torch"
 
 
 def test_release_runs_are_fresh(runs: dict) -> None:

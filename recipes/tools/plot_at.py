@@ -383,7 +383,7 @@ torch._dynamo.reset()
 # JAX's ``x.at[]`` (``jax.numpy`` on the CPU, 64-bit mode where the case is
 # 64-bit), ``array_api_extra.at`` on torch tensors and ``at()``, comparing
 # values, and gradients (``jax.grad`` against torch autograd). The run is
-# committed in ``comparisons/peers.json``; what differs, and what the run
+# committed in ``docs/measurements/peers.json``; what differs, and what the run
 # observed about it, comes from that file:
 
 from inplace_recipes import peers

@@ -148,6 +148,64 @@ assert "move it below line 28" in done.stderr, done.stderr
 # sphinx_gallery_end_ignore
 
 # %%
+# Guard the test suite: ``pytest --inplace-audit``
+# ------------------------------------------------
+#
+# The package installs a pytest plugin. ``pytest --inplace-audit`` (or
+# ``inplace_audit = true`` in the project's pytest options) runs the body of
+# every test under the audit, and fails a test whose code makes a write of the
+# class ``--inplace-audit-fail-on`` names: ``wrong-gradients`` by default,
+# ``backward-fails`` or ``any`` (ini option ``inplace_audit_fail_on``). The
+# failure message is the report's row, with the file, the line and the fix.
+# Fixtures are not audited; a test that wants the report itself takes the
+# ``inplace_audit`` fixture, which works like ``ir.audit``.
+#
+# A model's test that edits a saved tensor through ``.data`` passes, because
+# nothing raises; under the plugin it fails:
+
+TEST = textwrap.dedent(
+    """\
+    import torch
+    from torch import nn
+
+
+    def test_training_step():
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(8, 16), nn.Sigmoid(), nn.Linear(16, 1))
+        h = model[1](model[0](torch.randn(4, 8)))
+        h.data.clamp_(0.1, 0.9)
+        loss = model[2](h).pow(2).mean()
+        loss.backward()
+        assert all(p.grad is not None for p in model.parameters())
+    """
+)
+(folder / "test_model.py").write_text(TEST)
+
+
+def pytest(*args: str) -> subprocess.CompletedProcess:
+    """``pytest ...`` in the test's folder (``-p`` also loads the plugin from a source tree)."""
+    command = [sys.executable, "-m", "pytest", "-p", "inplace_recipes.pytest_plugin", *args]
+    done = subprocess.run(
+        command, cwd=folder, capture_output=True, text=True, check=False, timeout=300
+    )
+    print("$ pytest", *args)
+    failures = done.stdout.partition("= FAILURES =")[2].partition(" Captured ")[0]
+    print(failures.strip("=- \n") or done.stdout.strip().splitlines()[-1])
+    return done
+
+
+plain = pytest("-q", "test_model.py")
+audited = pytest("--inplace-audit", "test_model.py")
+
+# sphinx_gallery_start_ignore
+assert plain.returncode == 0, plain.stdout
+assert audited.returncode == 1, audited.stdout
+assert "test_model.py:9: wrong gradients: clamp_" in audited.stdout, audited.stdout
+assert "    fix: h = h.clamp(0.1, 0.9)" in audited.stdout
+assert "inplace audit: on, failing on wrong-gradients" in audited.stdout
+# sphinx_gallery_end_ignore
+
+# %%
 # Learn more
 # ----------
 #

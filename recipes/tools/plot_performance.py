@@ -6,7 +6,7 @@ Every out-of-place recipe writes a new tensor where ``x[index] = value``
 would change one in place. This page answers, from measurements, what that
 costs under autograd, what the package adds on top of the torch call each
 recipe wraps, and what ``at()`` and ``audit()`` cost. Every number is computed
-at build time from the committed benchmark (``benchmarks/results/cpu-full.json``,
+at build time from the committed benchmark (``docs/measurements/bench/cpu-full.json``,
 made with ``python -m inplace_recipes bench``); none is typed.
 """
 
@@ -192,7 +192,7 @@ assert all(r["correct"] for r in live["records"] if r["applicable"])
 # ----------
 #
 # - ``python -m inplace_recipes bench --help``: the benchmark, and
-#   ``benchmarks/README.md`` for how the committed results were made.
+#   ``docs/measurements/bench/README.md`` for how the committed results were made.
 # - ``inplace_recipes.bench.report``: the functions that turn the results
 #   into this page's answer, tables and figures.
 # - `PyTorch benchmark recipe

@@ -6,7 +6,7 @@ This site is checked against the pinned torch. ``nox -s releases`` runs the
 same checks on other releases: every repro of the error reference, every
 sentence the site says about torch (:mod:`inplace_recipes.claims`), the
 compatibility matrix and the conformance suites. Each run is committed
-with its provenance in ``comparisons/releases/``, and this page lines
+with its provenance in ``docs/measurements/releases/``, and this page lines
 them up against the pin, with every value that differs from the pin
 highlighted.
 """
@@ -113,9 +113,9 @@ comparison.table("conformance", only_changed=True)
 #
 # ``nox -s releases -- 2.15.0`` installs torch 2.15.0 into its own
 # environment, runs every check and writes
-# ``comparisons/releases/torch-2.15.0.json``; this page shows every file
+# ``docs/measurements/releases/torch-2.15.0.json``; this page shows every file
 # there. Add the release to ``OTHER_TORCH_RELEASES`` in ``noxfile.py`` so the
-# freshness test keeps it up to date. ``comparisons/README.md`` says what a
+# freshness test keeps it up to date. ``docs/measurements/README.md`` says what a
 # run costs in time and disk.
 #
 # Learn more

@@ -8,8 +8,7 @@ tensor([ 0., 42.,  0.])
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .compare import GradientReport, RecipeResult, compare_gradients, tolerances
 from .indexing import IndexPlan
@@ -28,10 +27,17 @@ from .recipes import (
     where,
 )
 
-try:
-    __version__ = version("inplace-recipes")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0"
+#: The package's version, its one source (pyproject.toml reads it from here;
+#: CHANGELOG.md says what each version changed).
+__version__ = "0.2.0"
+
+if TYPE_CHECKING:  # what type checkers see of the names loaded on first use
+    from .auditing import AuditReport, audit
+    from .error_reference import explain
+    from .graph import draw_graph, graph_nodes
+    from .matrix import compatibility_matrix
+    from .recommend import best_recipe
+    from .updates import at
 
 # Tools beyond the recipes load on first use, so `import inplace_recipes`
 # stays as cheap as importing torch and nothing runs until it is asked for.

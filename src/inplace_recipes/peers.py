@@ -2,7 +2,7 @@
 ``x.at[]``, ``array_api_extra.at`` on torch tensors and :func:`inplace_recipes.at`.
 
 ``nox -s peers`` runs the conformance cases of ``tests/at_cases.py`` through
-all three and commits ``comparisons/peers.json``; :func:`disagreements` reads
+all three and commits ``docs/measurements/peers.json``; :func:`disagreements` reads
 it for the ``at[]`` page, and :func:`case_fingerprint` tells whether it was
 made on the cases the tree has today.
 
@@ -35,7 +35,7 @@ __all__ = [
     "to_html",
 ]
 
-PEERS_FILE = Path(__file__).resolve().parents[2] / "comparisons" / "peers.json"
+PEERS_FILE = Path(__file__).resolve().parents[2] / "docs" / "measurements" / "peers.json"
 #: The command that rewrites :data:`PEERS_FILE`.
 REFRESH = "nox -s peers"
 #: The three implementations, in table order.
@@ -87,7 +87,7 @@ def case_fingerprint(cases: Iterable[Any]) -> str:
 
 
 def load_peers(path: Path = PEERS_FILE) -> dict[str, Any]:
-    """The committed run (see ``comparisons/README.md``)."""
+    """The committed run (see ``docs/measurements/README.md``)."""
     result: dict[str, Any] = json.loads(path.read_text())
     return result
 

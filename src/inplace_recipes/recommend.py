@@ -3,7 +3,7 @@
 :data:`PREFERENCES` ranks the recipes for each kind of write by forward +
 backward time over in-place (geometric mean over the sizes from 1e5 elements
 up and every dtype measured, eager, CPU), from the committed benchmark
-(``benchmarks/results/cpu-full.json``; :func:`ranking` recomputes it from any
+(``docs/measurements/bench/cpu-full.json``; :func:`ranking` recomputes it from any
 results file). :func:`best_recipe` takes the first recipe in that
 order that can express the index and value.
 

@@ -3,7 +3,7 @@
 ``nox -s releases`` runs, on the pinned torch and on each other release it
 installs, the error reference's repros, every claim of
 :mod:`inplace_recipes.claims`, the compatibility matrix and the conformance
-suites, and commits one JSON file per release to ``comparisons/releases/``.
+suites, and commits one JSON file per release to ``docs/measurements/releases/``.
 :func:`side_by_side` lines them up against the pin; :func:`stale_reasons`
 says when a file no longer covers what the tree checks today.
 
@@ -42,11 +42,12 @@ __all__ = [
     "pinned_torch",
     "side_by_side",
     "stale_reasons",
+    "supported_torch",
 ]
 
 #: The source tree (the runs read the error page and the test suites there).
 ROOT = Path(__file__).resolve().parents[2]
-RESULTS_DIR = ROOT / "comparisons" / "releases"
+RESULTS_DIR = ROOT / "docs" / "measurements" / "releases"
 ERRORS_PAGE = ROOT / "docs" / "errors.md"
 #: The conformance suites the run executes.
 CONFORMANCE_FILES: tuple[str, ...] = (
@@ -59,15 +60,35 @@ FIXED = "fixed (the bug is gone)"
 REFRESH = "nox -s releases"
 
 
+def _toml_array(pyproject: Path, table: str, key: str) -> str:
+    """The text inside ``key = [...]`` of ``[table]`` (read as text: tomllib is Python 3.11+)."""
+    body = pyproject.read_text().partition(f"[{table}]")[2].partition("\n[")[0]
+    found = re.search(rf"^{re.escape(key)}\s*=\s*\[(.*?)\]", body, re.MULTILINE | re.DOTALL)
+    return found.group(1) if found else ""
+
+
 def pinned_torch(pyproject: Path = ROOT / "pyproject.toml") -> str:
-    """The torch release ``pyproject.toml`` pins (``torch==X`` in dependencies)."""
-    # Read as text: tomllib is Python 3.11+, and the pin is one literal line.
-    project = pyproject.read_text().partition("[project]")[2].partition("\n[")[0]
-    deps = re.search(r"^dependencies\s*=\s*\[(.*?)\]", project, re.MULTILINE | re.DOTALL)
-    found = re.search(r"[\"']torch\s*==\s*([\w.+]+)[\"']", deps.group(1) if deps else "")
+    """The torch release the docs are verified on: ``torch==X`` in the ``pin`` dependency group.
+
+    The nox sessions that build and test the site install that group; the
+    package itself asks only for :func:`supported_torch`.
+    """
+    found = re.search(
+        r"[\"']torch\s*==\s*([\w.+]+)[\"']", _toml_array(pyproject, "dependency-groups", "pin")
+    )
     if found:
         return found.group(1)
-    raise ValueError(f"{pyproject} pins no torch release (no 'torch==X' dependency)")
+    raise ValueError(f"{pyproject} pins no torch release (no 'torch==X' in dependency group 'pin')")
+
+
+def supported_torch(pyproject: Path = ROOT / "pyproject.toml") -> str:
+    """The torch releases the package installs beside: its ``torch`` dependency's specifier."""
+    found = re.search(
+        r"[\"']torch\s*([<>=!~][^\"';]*)[\"']", _toml_array(pyproject, "project", "dependencies")
+    )
+    if found:
+        return found.group(1).strip()
+    raise ValueError(f"{pyproject} declares no torch dependency with a version range")
 
 
 # -- the error reference's repros ----------------------------------------------
@@ -95,9 +116,11 @@ def error_examples(page: Path = ERRORS_PAGE) -> list[ErrorExample]:
     The section is the label above the example's heading (``error-leaf``), or
     the heading itself where it has no label. The flags are the site's (``ELLIPSIS``) with each block's ``:options:``.
 
-    >>> examples = error_examples()
-    >>> any(e.section == "error-leaf" and e.exc_msg for e in examples)
-    True
+    >>> import tempfile
+    >>> page = Path(tempfile.mkdtemp()) / "errors.md"
+    >>> _ = page.write_text("(error-leaf)=\\n## A leaf\\n```{doctest}\\n>>> 1 + 1\\n2\\n```\\n")
+    >>> [(e.section, e.source, e.want) for e in error_examples(page)]
+    [('error-leaf', '1 + 1\\n', '2\\n')]
     """
     parser = doctest.DocTestParser()
     examples: list[ErrorExample] = []

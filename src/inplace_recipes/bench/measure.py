@@ -99,7 +99,7 @@ QUICK = Config(
     attempts=2,
     instructions_alongside=True,
 )
-#: The full run committed to ``benchmarks/results/``: instructions at every
+#: The full run committed to ``docs/measurements/bench/``: instructions at every
 #: overhead size (1e6 takes callgrind about four minutes).
 FULL = Config(instruction_sizes=(10**3, 10**4, 10**6))
 

@@ -2,7 +2,7 @@
 
 ``nox -s peers`` calls this:
 
-    python tools/run_peers.py --output comparisons/peers.json
+    python docs/measurements/run_peers.py --output docs/measurements/peers.json
 
 For every case of ``tests/at_cases.py`` (``AT_CASES``) it applies the case's
 operation with
@@ -48,7 +48,7 @@ import torch
 import inplace_recipes
 from inplace_recipes.peers import LIBRARIES, case_fingerprint
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GRAD_OPS = {"set", "add", "subtract", "multiply", "divide", "power", "min", "max", "get"}
 
 

@@ -2,7 +2,7 @@
 
 ``nox -s releases`` calls this in one virtual environment per torch release:
 
-    python tools/run_release.py --output comparisons/releases/torch-2.14.1.json
+    python docs/measurements/run_release.py --output docs/measurements/releases/torch-2.14.1.json
 
 It records, with the run's provenance:
 
@@ -227,7 +227,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, required=True, help="the JSON file to write")
     args = parser.parse_args()
-    command = "python tools/run_release.py --output " + str(args.output)
+    command = "python docs/measurements/run_release.py --output " + str(args.output)
     result = run(command)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     # Write beside it, then rename: the folder's time stamp tells the docs build to re-run the page.

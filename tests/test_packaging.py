@@ -1,0 +1,31 @@
+"""What the wheel promises: one version, written up in the changelog; types; the pytest plugin."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import inplace_recipes
+from inplace_recipes import pytest_plugin
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = (ROOT / "pyproject.toml").read_text()
+
+
+def test_the_version_has_one_source_and_a_changelog_entry() -> None:
+    assert 'dynamic = ["version"]' in PYPROJECT
+    assert re.search(r'^path = "src/inplace_recipes/__init__.py"$', PYPROJECT, re.MULTILINE)
+    assert not re.search(r"^version\s*=", PYPROJECT.partition("[project]")[2], re.MULTILINE)
+    (newest, *_) = re.findall(r"^## (\S+)", (ROOT / "CHANGELOG.md").read_text(), re.MULTILINE)
+    assert newest == inplace_recipes.__version__
+
+
+def test_the_package_ships_its_types() -> None:
+    assert (Path(inplace_recipes.__file__).parent / "py.typed").exists()
+
+
+def test_the_pytest_entry_point_names_the_plugin_module() -> None:
+    entry = re.search(r"^\[project\.entry-points\.pytest11\]\n(.+)$", PYPROJECT, re.MULTILINE)
+    assert entry is not None
+    assert entry.group(1) == f'"{pytest_plugin.__name__}" = "{pytest_plugin.__name__}"'
+    assert callable(pytest_plugin.pytest_addoption)

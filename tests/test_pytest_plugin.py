@@ -1,0 +1,186 @@
+"""``pytest --inplace-audit`` fails the tests that plant the audit's bugs, with the audit's row.
+
+Each run is a separate pytest process (``pytester.runpytest_subprocess``), so
+that this suite can itself run under ``--inplace-audit`` without auditing
+the planted bugs of the inner runs.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import inplace_recipes
+from inplace_recipes import pytest_plugin
+
+pytest_plugins = ["pytester"]
+
+#: The src/ (or site-packages) folder this process imports the package from.
+PACKAGE_ROOT = Path(inplace_recipes.__file__).resolve().parents[1]
+
+#: The planted bugs of tests/test_audit.py, each in a test that passes without the audit,
+#: and the clean training step of test_out_of_place_code_reports_nothing.
+PLANTED = """\
+import torch
+from torch import nn
+
+
+def inputs():
+    gen = torch.Generator().manual_seed(0)
+    return (
+        torch.randn(4, 5, generator=gen, requires_grad=True),
+        torch.randn(5, 5, generator=gen, requires_grad=True),
+    )
+
+
+def test_data_edit_of_a_saved_tensor():
+    x, w = inputs()
+    h = torch.sigmoid(x @ w)
+    h.data.mul_(0.5)  # W:data_saved
+    h.sum().backward()
+    assert w.grad is not None
+
+
+def test_relu_inplace_after_sigmoid_forward_only():
+    x, w = inputs()
+    h = torch.sigmoid(x @ w)
+    h = nn.functional.relu(h, inplace=True)  # W:relu
+    assert h.shape == (4, 5)
+
+
+def test_clean_training_step():
+    torch.manual_seed(0)
+    x, w = inputs()
+    net = nn.Sequential(nn.Linear(5, 8), nn.ReLU(inplace=True), nn.LayerNorm(8))
+    h = x @ w
+    h[0] = 0.0  # a safe write: CopySlices on a non-leaf
+    loss = net(h).pow(2).sum()
+    loss.backward()
+    torch.optim.SGD([w, *net.parameters()], lr=0.1).step()
+"""
+
+
+def line_of(marker: str) -> int:
+    (line,) = [n for n, text in enumerate(PLANTED.splitlines(), 1) if f"# W:{marker}" in text]
+    return line
+
+
+@pytest.fixture(autouse=True)
+def same_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The inner pytest processes import this very package (not another install of it)."""
+    monkeypatch.setenv("PYTHONPATH", str(PACKAGE_ROOT))
+
+
+@pytest.fixture
+def planted(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A folder with the planted tests."""
+    pytester.makepyfile(test_planted=PLANTED)
+    return pytester
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("-p", "inplace_recipes.pytest_plugin", *args)
+
+
+def test_without_the_flag_every_planted_bug_passes(planted: pytest.Pytester) -> None:
+    run(planted).assert_outcomes(passed=3)
+
+
+def test_the_default_fails_the_wrong_gradients_with_the_audit_row(
+    planted: pytest.Pytester,
+) -> None:
+    result = run(planted, "--inplace-audit")
+    result.assert_outcomes(passed=2, failed=1)
+    output = result.stdout.str()
+    assert "FAILED test_planted.py::test_data_edit_of_a_saved_tensor" in output
+    where = f"test_planted.py:{line_of('data_saved')}: wrong gradients: mul_ (.data alias"
+    assert where in output
+    assert "h.data.mul_(0.5)" in output
+    assert "fix: h = h.mul(0.5)" in output
+    assert "inplace audit: on, failing on wrong-gradients" in output
+
+
+def test_backward_fails_catches_a_write_before_any_backward(planted: pytest.Pytester) -> None:
+    result = run(planted, "--inplace-audit", "--inplace-audit-fail-on", "backward-fails")
+    result.assert_outcomes(passed=2, failed=1)
+    output = result.stdout.str()
+    assert "FAILED test_planted.py::test_relu_inplace_after_sigmoid_forward_only" in output
+    row = rf"test_planted.py:{line_of('relu')}: backward fails: relu\(inplace=True\) .*\n"
+    assert re.search(row + r"(    .*\n)*    fix: \S", output), output
+
+
+def test_any_fails_both_and_passes_the_clean_step(planted: pytest.Pytester) -> None:
+    result = run(planted, "--inplace-audit-fail-on=any", "--inplace-audit")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.no_fnmatch_line("FAILED*test_clean_training_step*")
+
+
+def test_the_ini_options_turn_it_on(planted: pytest.Pytester) -> None:
+    planted.makeini("[pytest]\ninplace_audit = true\ninplace_audit_fail_on = any\n")
+    run(planted).assert_outcomes(passed=1, failed=2)
+    planted.makeini("[pytest]\ninplace_audit = true\ninplace_audit_fail_on = everything\n")
+    result = run(planted)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*inplace_audit_fail_on = 'everything': choose one of *"])
+
+
+def test_the_fixture_gives_the_report_and_the_flag_judges_it(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_fixture="""
+        import torch
+
+        def step(w):
+            h = w.sigmoid()
+            h.data.mul_(0.5)
+            return h.sum()
+
+        def test_reads_the_report(inplace_audit):
+            w = torch.ones(3, requires_grad=True)
+            report = inplace_audit(step, w)
+            assert [f.consequence for f in report] == ["wrong gradients"]
+            with inplace_audit() as again:
+                step(w)
+            assert not again.ok
+        """
+    )
+    run(pytester).assert_outcomes(passed=1)
+    result = run(pytester, "--inplace-audit")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*2 harmful in-place writes*", "*test_fixture.py:5: wrong grad*"])
+
+
+def test_a_test_that_raises_keeps_its_error_beside_the_row(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_raises="""
+        import torch
+
+        def test_backward_after_relu_():
+            h = torch.ones(3, requires_grad=True).sigmoid()
+            torch.relu_(h)
+            h.sum().backward()
+        """
+    )
+    result = run(pytester, "--inplace-audit", "--inplace-audit-fail-on", "backward-fails")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*test_raises.py:5: backward fails*", "*(the test also raised RuntimeError: one of*"]
+    )
+
+
+def test_failing_rows_follow_the_fail_on_table() -> None:
+    report = inplace_recipes.audit(_data_edit)
+    assert [r["consequence"] for r in pytest_plugin.failing_rows([report], "any")] == [
+        "wrong gradients"
+    ]
+    assert pytest_plugin.failing_rows([report], "backward-fails") == []
+    with pytest.raises(KeyError):
+        pytest_plugin.failing_rows([report], "everything")
+
+
+def _data_edit() -> None:
+    import torch
+
+    h = torch.ones(3, requires_grad=True).sigmoid()
+    h.data.mul_(0.5)

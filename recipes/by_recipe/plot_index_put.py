@@ -59,7 +59,16 @@ fig = ir.draw_graph(y, title="x.index_put((rows, cols), v)", highlight=("IndexPu
 # With a position listed twice, setitem and ``index_put`` keep one of the
 # writes, and which one is not specified (on CUDA it can change from run to
 # run). ``accumulate=True`` adds every write to ``x`` instead, which is
-# defined, and usually what a gradient-style update means:
+# defined, and usually what a gradient-style update means. Without it,
+# autograd still gives every value the gradient of the position, as if each
+# had been written:
+
+from inplace_recipes.claims import verify
+
+print(verify("index_put_duplicate_positions_value_grad"))
+
+# %%
+# With ``accumulate=True``:
 
 z = torch.zeros(3)
 dup = torch.tensor([0, 0, 2])

@@ -317,6 +317,38 @@ def _index_put_duplicate_positions_value_grad() -> str:
     return _duplicate_write(lambda x, v: x.index_put((torch.tensor([0, 0]),), v))
 
 
+# -- a zero gradient into sqrt at 0 (the where pitfall) -------------------------
+
+
+def _grad_to_a(
+    write: Callable[[torch.Tensor], torch.Tensor], safe_input: bool = False
+) -> list[float]:
+    """The gradient to ``a = [0, 4]`` of ``write(a.sqrt()).sum()``, position 0 overwritten."""
+    a = torch.tensor([0.0, 4.0], requires_grad=True)
+    root = torch.where(torch.tensor([True, False]), 1.0, a) if safe_input else a
+    (grad,) = torch.autograd.grad(write(root.sqrt()).sum(), a)
+    return grad.tolist()
+
+
+@claim(
+    "zero_gradient_into_sqrt_at_zero_is_nan",
+    "a zero gradient into sqrt at 0 gives nan: where's unselected branch and an overwritten "
+    "element alike; a where on sqrt's input fixes both, one on its output does not",
+)
+def _zero_gradient_into_sqrt_at_zero_is_nan() -> str:
+    m = torch.tensor([True, False])
+    unselected = _grad_to_a(lambda s: torch.where(~m, s, 0.0))
+    overwritten = _grad_to_a(lambda s: s.index_put((torch.tensor([0]),), torch.tensor(0.0)))
+    after = _grad_to_a(lambda s: torch.where(m, 0.0, torch.where(m, 0.0, s)))
+    before = _grad_to_a(lambda s: torch.where(m, 0.0, s), safe_input=True)
+    nan_first = all(math.isnan(g[0]) and g[1] == 0.25 for g in (unselected, overwritten, after))
+    return expect(
+        nan_first and before == [0.0, 0.25],
+        f"gradient to a = [0, 4]: unselected {unselected}, overwritten {overwritten}, "
+        f"where after sqrt {after}, where before sqrt {before}",
+    )
+
+
 # -- the mask blend (issue 10, item 8; issue 9, case 10) ----------------------------
 
 

@@ -214,9 +214,7 @@ def tied_with_fastest(ranked: list[tuple[str, float]], band: float) -> list[str]
     return [name for name, ratio in ranked if ratio <= fastest * band]
 
 
-def preferences(
-    results: dict[str, Any], band: float | None = None
-) -> dict[str, tuple[str, ...]]:
+def preferences(results: dict[str, Any], band: float | None = None) -> dict[str, tuple[str, ...]]:
     """What :data:`PREFERENCES` would be for ``results``: per measured write, the pick then clone.
 
     The pick is ``clone`` when it is within ``band`` of the fastest (the run's

@@ -110,9 +110,7 @@ def disagreements(
     []
     """
     wanted = None if sizes is None else set(sizes)
-    chosen = [
-        r for r in records if r["mode"] == mode and (wanted is None or r["size"] in wanted)
-    ]
+    chosen = [r for r in records if r["mode"] == mode and (wanted is None or r["size"] in wanted)]
     return sorted(
         round(max(p["ratio"], 1 / p["ratio"]), 3) for p in inconsistencies(chosen, tolerance=1.0)
     )

@@ -316,6 +316,15 @@ def interval(
     return ratio / band, ratio * band
 
 
+def _point(results: dict[str, Any], entry: str, write: str, size: int) -> float | None:
+    """The ratio :func:`interval` brackets: of the fastest rounds where the run has them."""
+    r = find_record(results, entry, write, size)
+    if r is None:
+        return None
+    value = r.get("ratio_forward_backward_min") or r.get("ratio_forward_backward")
+    return None if value is None else float(value)
+
+
 def crossover(results: dict[str, Any], factor: float = 2.0) -> int:
     """The size (a power of ten) from which passes over memory, not fixed costs, decide.
 
@@ -450,12 +459,10 @@ def answer(results: dict[str, Any]) -> str:
             for e in entries:
                 by_write.setdefault(write, {}).setdefault(e, set()).add(size)
         cases = []
-        for write, entries in by_write.items():
+        for write, found in by_write.items():
             names = [
                 f"``{e}`` at {_counted_list(sizes)}"
-                for e, sizes in sorted(
-                    entries.items(), key=lambda item: list(RECIPES).index(item[0])
-                )
+                for e, sizes in sorted(found.items(), key=lambda item: list(RECIPES).index(item[0]))
             ]
             cases.append(f"for {_writes_in_words([write])}, " + " and ".join(names))
         second += (
@@ -491,7 +498,7 @@ def _counted_list(sizes: Iterable[int]) -> str:
 
 
 class Prose:
-    """Paragraphs of text shown as rendered HTML on a gallery page (its ``_repr_html_``).
+    r"""Paragraphs of text shown as rendered HTML on a gallery page (its ``_repr_html_``).
 
     >>> Prose("Use ``clone``.\n\nThen **stop**.")._repr_html_()
     '<p>Use <code>clone</code>.</p>\n<p>Then <strong>stop</strong>.</p>'
@@ -549,7 +556,7 @@ def _errorbars(
     """Plot ``entry``'s ratio to in-place against size with its :func:`interval`; False if none."""
     points = []
     for s in sizes:
-        ratio, span = _ratio(results, entry, write, s), interval(results, entry, write, s)
+        ratio, span = _point(results, entry, write, s), interval(results, entry, write, s)
         if ratio is not None and span is not None:
             points.append((s, ratio, ratio - span[0], span[1] - ratio))
     if not points:

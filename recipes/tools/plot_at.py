@@ -409,8 +409,27 @@ print(
     + ", ".join(f"{name} {summary[f'{name} matches the expected']}" for name in peers.LIBRARIES)
     + f" of {summary['cases with an expected result or error']}"
 )
-for source, counts in peers.by_source(run).items():
-    print(f"  {source}: {counts}")
+# %%
+# Where the cases come from (the peer test each was ported from), and how many
+# of each agree:
+
+from inplace_recipes.table import text_table
+
+sources = peers.by_source(run)
+columns = ["cases", "all agree", *(f"{name} differs" for name in peers.LIBRARIES)]
+labels = ["cases", "all agree", "at() differs", "JAX differs", "array-api-extra differs"]
+print(
+    text_table(
+        ["ported from (at the commit above)", *labels],
+        [
+            [source.split("@")[0], *(str(counts.get(c, 0)) for c in columns)]
+            for source, counts in sources.items()
+        ],
+    )
+)
+# sphinx_gallery_start_ignore
+assert sum(counts["cases"] for counts in sources.values()) == summary["cases"]
+# sphinx_gallery_end_ignore
 
 # %%
 # Where they differ: each kind of difference, how many cases show it, and

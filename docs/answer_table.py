@@ -46,8 +46,8 @@ PITFALLS = {
     "a gradient (`accumulate=True` adds)",
     "scatter": "duplicate positions: one write is kept, undefined which, yet every value gets "
     "a gradient",
-    "select_scatter": "ints and slices only; under `vmap` its gradient to the value is "
-    "`x.shape[dim]` times too large (torch 2.13 bug)",
+    "select_scatter": "ints and slices only; under `vmap` this line's gradient to the value is "
+    "`x.shape[dim]` times too large (torch 2.13 bug; the package's recipe avoids it)",
     "masked_fill": "one value only, not a tensor of values",
 }
 PITFALL_CLAIMS = {

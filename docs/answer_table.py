@@ -122,13 +122,14 @@ def measured(results: dict[str, Any], entry: str, **where: Any) -> dict[str, flo
     return None
 
 
-#: Each kind of write of the benchmark in words, for the generated sentences.
+#: Each kind of write of the benchmark, as code, for the generated sentences
+#: (code reads the same in every language of the site).
 WRITE_WORDS = {
-    "element": "one element",
-    "row": "a row",
-    "slice": "a strided slice",
-    "mask": "a boolean mask",
-    "value_grad": "a value that requires grad",
+    "element": "`x[i, j] = 0`",
+    "row": "`x[i] = 0`",
+    "slice": "`x[:, 1::10] = 0`",
+    "mask": "`x[mask] = 0`",
+    "value_grad": "`x[i] = v` (`v.requires_grad`)",
 }
 
 
@@ -155,25 +156,30 @@ def ties_for_fastest(results: dict[str, Any], name: str) -> dict[str, list[str]]
 
 
 def how_many(chosen: list[str], total: int, others: list[str] | None = None) -> str:
-    """ "every", "most" (more than half) or "k of the n" kinds of write, in words.
+    """ "every", "most" (more than half) or "k of the n" kinds of write, the counts and
+    lists as figures (the wording stays one sentence per case, for translation).
 
     >>> how_many(["row"] * 5, 5)
     'for every kind of write it measured'
     >>> how_many(["row", "slice", "element"], 5)
-    'for most kinds of write it measured (3 of 5)'
+    'for most kinds of write it measured ({{ bench_ties_count }} of {{ bench_writes }})'
     >>> how_many(["row", "slice"], 5, others=["mask"])
-    'for 2 of the 5 kinds of write it measured (a row, a strided slice; not for a boolean mask)'
+    'for {{ bench_ties_count }} of the {{ bench_writes }} kinds of write it measured ({{ bench_ties }}; not for {{ bench_not }})'
+    >>> FIGURES["bench_ties"], FIGURES["bench_not"]
+    ('`x[i] = 0`, `x[:, 1::10] = 0`', '`x[mask] = 0`')
     """
     k = len(chosen)
     if k == total:
         return "for every kind of write it measured"
-    detail = ", ".join(WRITE_WORDS.get(w, w) for w in chosen)
+    count, writes = figure("bench_ties_count", k), figure("bench_writes", total)
+    detail = ""
     if others:
-        detail += "; not for " + ", ".join(WRITE_WORDS.get(w, w) for w in others)
+        ties = figure("bench_ties", ", ".join(WRITE_WORDS.get(w, w) for w in chosen))
+        detail = f": {ties}; not for " if 2 * k > total else f"{ties}; not for "
+        detail += figure("bench_not", ", ".join(WRITE_WORDS.get(w, w) for w in others))
     if 2 * k > total:
-        count = f"{k} of {total}" + (f": {detail}" if others else "")
-        return f"for most kinds of write it measured ({count})"
-    return f"for {k} of the {total} kinds of write it measured ({detail})"
+        return f"for most kinds of write it measured ({count} of {writes}{detail})"
+    return f"for {count} of the {writes} kinds of write it measured ({detail})"
 
 
 def recommendation_order(results: dict[str, Any]) -> list[str]:
@@ -322,7 +328,7 @@ def render_lead(results: dict[str, Any] | None = None) -> str:
     pick = recommend.preferences(results).get("row", ("clone",))[0]
     total = len(recommend.ranking(results))
     ties = ties_for_fastest(results, pick)
-    where = figure("bench_ties", how_many(ties["ties"], total, ties["not"]))
+    where = how_many(ties["ties"], total, ties["not"])
     why = (
         "in the committed benchmark no correct recipe is faster, beyond the run's noise band "
         f"({figure('bench_noise', _percent(noise(results)))}), {where}"

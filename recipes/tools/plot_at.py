@@ -361,9 +361,11 @@ torch._dynamo.reset()
 # Differences: the value is cast to ``x``'s dtype only where PyTorch's
 # in-place op would cast it (``at(int_x)[i].add(0.5)`` raises, as
 # ``int_x[i] += 0.5`` does); ``apply`` writes a repeated position once;
-# forward mode through ``multiply`` with repeated indices, which JAX refuses,
-# is computed exactly; and torch has no negative slice steps (``x[::-1]``
-# raises ``ValueError``, in setitem and in ``at[]``).
+# forward mode through ``multiply`` with repeated indices is computed
+# exactly, also with respect to the values, where JAX refuses ("scatter_mul
+# gradients are only implemented if ``unique_indices=True``"); and torch has
+# no negative slice steps (``x[::-1]`` raises ``ValueError``, in setitem and
+# in ``at[]``).
 #
 # Learn more
 # ----------

@@ -143,10 +143,7 @@ def _percent(band: float) -> str:
 
 
 def ties_for_fastest(results: dict[str, Any], name: str) -> dict[str, list[str]]:
-    """``{write: recipes tied for fastest}`` and whether ``name`` is among them, per write.
-
-    Returns ``{"ties": [writes where name ties for fastest], "not": [the others]}``.
-    """
+    """The writes where ``name`` ties for fastest (``"ties"``) and the others (``"not"``)."""
     band = noise(results)
     found: dict[str, list[str]] = {"ties": [], "not": []}
     for write, ranked in recommend.ranking(results).items():
@@ -156,8 +153,10 @@ def ties_for_fastest(results: dict[str, Any], name: str) -> dict[str, list[str]]
 
 
 def how_many(chosen: list[str], total: int, others: list[str] | None = None) -> str:
-    """ "every", "most" (more than half) or "k of the n" kinds of write, the counts and
-    lists as figures (the wording stays one sentence per case, for translation).
+    """The share of writes in words: every, most (more than half) or k of the n.
+
+    Counts and lists are figures, so the wording stays one sentence per case
+    (for translation).
 
     >>> how_many(["row"] * 5, 5)
     'for every kind of write it measured'

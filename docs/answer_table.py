@@ -38,23 +38,27 @@ LINES = {
 PITFALLS = {
     "mask": "a non-finite value turns every other element into `nan`; `inf`/`nan` at a written "
     "position become `nan`; saves a full-size mask (two if the value requires grad)",
-    "where": "`nan` gradient if the unselected branch has an infinite derivative: use two `where`s",
+    "where": "the unselected branch gets a zero gradient, `nan` where it came from an op with an "
+    "infinite derivative (`sqrt` at 0), as does any overwritten element with every recipe: "
+    "fix it with a second `where` on that op's input",
     "clone": "fails under `vmap` with a batched value",
     "index_put": "duplicate positions: one write is kept, undefined which, yet every value gets "
     "a gradient (`accumulate=True` adds)",
     "scatter": "duplicate positions: one write is kept, undefined which, yet every value gets "
     "a gradient",
-    "select_scatter": "ints and slices only; under `vmap` its gradient to the value is "
-    "`x.shape[dim]` times too large (torch 2.13 bug)",
+    "select_scatter": "ints and slices only; under `vmap` this line's gradient to the value is "
+    "`x.shape[dim]` times too large (torch 2.13 bug; the package's recipe avoids it)",
     "masked_fill": "one value only, not a tensor of values",
 }
 PITFALL_CLAIMS = {
     "mask": [
         "mask_blend_nonfinite_value_spreads_nan",
         "mask_blend_saves_two_masks_with_value_grad",
+        "mask_blend_nonfinite_x_at_written_position_is_nan",
     ],
-    "index_put": ["duplicate_positions_value_grad"],
-    "scatter": ["duplicate_positions_value_grad"],
+    "where": ["zero_gradient_into_sqrt_at_zero_is_nan"],
+    "index_put": ["index_put_duplicate_positions_value_grad"],
+    "scatter": ["scatter_duplicate_positions_value_grad"],
     "select_scatter": ["select_scatter_vmap_grad_scaled"],
 }
 
@@ -118,6 +122,65 @@ def measured(results: dict[str, Any], entry: str, **where: Any) -> dict[str, flo
     return None
 
 
+#: Each kind of write of the benchmark, as code, for the generated sentences
+#: (code reads the same in every language of the site).
+WRITE_WORDS = {
+    "element": "`x[i, j] = 0`",
+    "row": "`x[i] = 0`",
+    "slice": "`x[:, 1::10] = 0`",
+    "mask": "`x[mask] = 0`",
+    "value_grad": "`x[i] = v` (`v.requires_grad`)",
+}
+
+
+def noise(results: dict[str, Any]) -> float:
+    """The run's noise band at the ranked sizes: closer ratios are a tie."""
+    return bench.consistency.noise_band(results, sizes=recommend.RANKED_SIZES)
+
+
+def _percent(band: float) -> str:
+    return f"{(band - 1) * 100:.0f}%"
+
+
+def ties_for_fastest(results: dict[str, Any], name: str) -> dict[str, list[str]]:
+    """The writes where ``name`` ties for fastest (``"ties"``) and the others (``"not"``)."""
+    band = noise(results)
+    found: dict[str, list[str]] = {"ties": [], "not": []}
+    for write, ranked in recommend.ranking(results).items():
+        tied = recommend.tied_with_fastest(ranked, band)
+        found["ties" if name in tied else "not"].append(write)
+    return found
+
+
+def how_many(chosen: list[str], total: int, others: list[str] | None = None) -> str:
+    """The share of writes in words: every, most (more than half) or k of the n.
+
+    Counts and lists are figures, so the wording stays one sentence per case
+    (for translation).
+
+    >>> how_many(["row"] * 5, 5)
+    'for every kind of write it measured'
+    >>> how_many(["row", "slice", "element"], 5)
+    'for most kinds of write it measured ({{ bench_ties_count }} of {{ bench_writes }})'
+    >>> how_many(["row", "slice"], 5, others=["mask"])
+    'for {{ bench_ties_count }} of the {{ bench_writes }} kinds of write it measured ({{ bench_ties }}; not for {{ bench_not }})'
+    >>> FIGURES["bench_ties"], FIGURES["bench_not"]
+    ('`x[i] = 0`, `x[:, 1::10] = 0`', '`x[mask] = 0`')
+    """
+    k = len(chosen)
+    if k == total:
+        return "for every kind of write it measured"
+    count, writes = figure("bench_ties_count", k), figure("bench_writes", total)
+    detail = ""
+    if others:
+        ties = figure("bench_ties", ", ".join(WRITE_WORDS.get(w, w) for w in chosen))
+        detail = f": {ties}; not for " if 2 * k > total else f"{ties}; not for "
+        detail += figure("bench_not", ", ".join(WRITE_WORDS.get(w, w) for w in others))
+    if 2 * k > total:
+        return f"for most kinds of write it measured ({count} of {writes}{detail})"
+    return f"for {count} of the {writes} kinds of write it measured ({detail})"
+
+
 def recommendation_order(results: dict[str, Any]) -> list[str]:
     """Recipes in the benchmark's order for the headline write, fastest first."""
     ranked = [name for name, _ in recommend.ranking(results).get(HEADLINE["write"], [])]
@@ -167,6 +230,7 @@ def render() -> str:
             verify(name)
     results = bench.load_results()
     order = recommendation_order(results)
+    speeds = dict(recommend.ranking(results).get(HEADLINE["write"], []))
     columns = bench.answer_columns()
     extremes = _extremes(results)
     speed_header = "{doc}`speed vs in-place </auto_recipes/tools/plot_performance>`"
@@ -178,7 +242,7 @@ def render() -> str:
         line, result = LINES[name], typed[name]
         label = f"{{doc}}`{name} </auto_recipes/by_recipe/plot_{name}>`"
         row = [label, f"`{line}`", _diff(result.grad_x), _diff(result.grad_value)]
-        saved, ratio = columns[name]["saved_bytes"], columns[name]["speed_ratio"]
+        saved, ratio = columns[name]["saved_bytes"], speeds.get(name)
         row.append("n/a" if saved is None else _bytes(int(saved)))
         row.append("not measured" if ratio is None else f"{ratio:.2f}\N{MULTIPLICATION SIGN}")
         pitfall = PITFALLS[name]
@@ -208,11 +272,13 @@ def render() -> str:
     out.append("")
     out.append(
         "Rows in the order of the benchmark's ranking for a one-element write (forward + "
-        "backward time, geometric mean over sizes 1e5 to 1e7 and both dtypes), which "
-        "{py:func}`~inplace_recipes.recommend.best_recipe` follows. "
+        "backward time, geometric mean over sizes 1e5 to 1e7 and both dtypes); recipes "
+        f"closer than the run's noise band ({figure('bench_noise', _percent(noise(results)))}) "
+        "are a tie, and {py:func}`~inplace_recipes.recommend.best_recipe` prefers `clone` "
+        "among those tied for fastest. "
         "Saved for backward: a one-element write on a float32 non-leaf of 1e6 elements; "
-        "speed: forward + backward time over the in-place write's, same size, from the "
-        f"committed benchmark ({_provenance(results)}); saved bytes measured live. "
+        "speed: that ranking's figure, forward + backward time over the in-place write's, "
+        f"from the committed benchmark ({_provenance(results)}); saved bytes measured live. "
         "Functional updates with every recipe behind "
         "them: {doc}`at[] </auto_recipes/tools/plot_at>`; what works under `vmap`, "
         "`torch.compile` and friends: {doc}`the compatibility matrix "
@@ -222,42 +288,50 @@ def render() -> str:
     return "\n".join(out)
 
 
+def slowest(results: dict[str, Any], write: str = "element") -> list[str]:
+    """The recipes tied for slowest in the benchmark's ranking of ``write`` (noise band)."""
+    ranked = recommend.ranking(results).get(write, [])
+    if not ranked:
+        return []
+    band, last = noise(results), ranked[-1][1]
+    return [name for name, ratio in ranked if ratio * band >= last]
+
+
 def _extremes(results: dict[str, Any]) -> dict[str, str]:
-    """The recipe that is slowest, and the one with the largest peak memory, at the headline."""
+    """The recipes slowest (ties all marked) and with the largest peak memory, at the headline."""
+    marks: dict[str, list[str]] = {}
+    tied = slowest(results, HEADLINE["write"])
+    for name in tied:
+        marks.setdefault(name, []).append("slowest" if len(tied) == 1 else "tied for slowest")
     found = {name: measured(results, name) for name in ir.RECIPES}
-    known = {name: m for name, m in found.items() if m is not None}
-    if not known:
-        return {}
-    slowest = max(known, key=lambda name: known[name]["seconds"])
-    peaks = {name: m["peak_bytes"] for name, m in known.items() if m["peak_bytes"] is not None}
-    if not peaks:
-        return {slowest: "slowest"}
-    hungriest = max(peaks, key=peaks.__getitem__)
-    if slowest == hungriest:
-        return {slowest: "slowest and most memory-hungry"}
-    return {slowest: "slowest", hungriest: "most memory-hungry"}
+    peaks = {n: m["peak_bytes"] for n, m in found.items() if m and m["peak_bytes"] is not None}
+    if peaks:
+        top = max(peaks.values())
+        for name in (n for n, v in peaks.items() if v == top):
+            marks.setdefault(name, []).append("most memory-hungry")
+    return {name: " and ".join(words) for name, words in marks.items()}
 
 
 def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.2f} ms"
 
 
-def render_lead() -> str:
-    """The landing page's first screen: the recommended line and why, then the cost of in-place."""
-    results = bench.load_results()
-    x = torch.zeros(1000, 1000, requires_grad=True)
-    pick = ir.best_recipe(x * 1, 1, 0.0)
-    ranks = recommend.ranking(results)
-    firsts = {write: ranked[0][0] for write, ranked in ranks.items() if ranked}
-    everywhere = all(name == pick for name in firsts.values())
-    where = (
-        "for every kind of write it measured"
-        if everywhere
-        else "for most kinds of write it measured (the first, by write: "
-        + figure("bench_firsts", ", ".join(f"{w}: {n}" for w, n in firsts.items()))
-        + ")"
+def render_lead(results: dict[str, Any] | None = None) -> str:
+    """The landing page's first screen: the recommended line and why, then the cost of in-place.
+
+    Every word that ranks ("most", "slowest", "almost nothing") comes from
+    ``results`` (the committed run by default) and its noise band.
+    """
+    results = bench.load_results() if results is None else results
+    # what best_recipe picks for x[i] = 42 (PREFERENCES is this for the committed run)
+    pick = recommend.preferences(results).get("row", ("clone",))[0]
+    total = len(recommend.ranking(results))
+    ties = ties_for_fastest(results, pick)
+    where = how_many(ties["ties"], total, ties["not"])
+    why = (
+        "in the committed benchmark no correct recipe is faster, beyond the run's noise band "
+        f"({figure('bench_noise', _percent(noise(results)))}), {where}"
     )
-    why = f"it is the fastest correct recipe in the committed benchmark {where}"
     if pick == "clone":
         why += (
             ", and it *is* the reference every other recipe is checked against. Inside "
@@ -282,11 +356,12 @@ def render_lead() -> str:
                 else f"peak memory {inplace_peak} and "
                 + figure("clone_peak", f"{clone['peak_bytes'] / 2**20:.1f} MiB")
             )
-        close = abs(clone["seconds"] / inplace["seconds"] - 1) < 0.1 and same
+        ratio = clone["seconds"] / inplace["seconds"]
+        close = max(ratio, 1 / ratio) <= noise(results) and same
         q1 = (
             "**What does in-place cost or save?** "
-            + ("Almost nothing: " if close else "")
-            + "at 1e6 float32 elements, "
+            + ("Almost nothing: at" if close else "At")
+            + " 1e6 float32 elements, "
             "writing one element and running backward takes "
             f"{figure('inplace_ms', _ms(inplace['seconds']))} in place and "
             f"{figure('clone_ms', _ms(clone['seconds']))} with clone-and-write, with {peak}"
@@ -295,7 +370,7 @@ def render_lead() -> str:
             label = _extremes(results).get("mask")
             q1 += (
                 "; the old mask blend"
-                + (f", the {label} recipe," if label else "")
+                + (f" ({label})" if label else "")
                 + f" takes {figure('mask_ms', _ms(mask['seconds']))}"
             )
             if mask["peak_bytes"] is not None:
@@ -319,29 +394,28 @@ WRITE_CODE = {
 }
 
 
-def render_which() -> str:
+def render_which(results: dict[str, Any] | None = None) -> str:
     """Each write, the recipe ``best_recipe`` picks, and its measured speed."""
-    results = bench.load_results()
+    results = bench.load_results() if results is None else results
     shape = bench.shape_for(10**6)
     x = torch.zeros(shape, requires_grad=True)
-    rows = [["write", "`best_recipe` picks", "its time / in-place", "fastest measured"]]
+    band = noise(results)
+    ranks = recommend.ranking(results)
+    header = ["write", "`best_recipe` picks", "its time / in-place", "as fast, within the noise"]
+    rows = [header]
     for write, make in bench.WRITES.items():
         index, value = make(shape, x)
         pick = ir.best_recipe(x, index, value)
-        ratios = {
-            entry: by_size.get(10**6)
-            for entry, by_size in bench.ratio_table(results, write=write).items()
-            if entry in ir.RECIPES
-        }
-        measured = {k: v for k, v in ratios.items() if v is not None}
-        fastest = min(measured, key=measured.__getitem__)
+        ranked = ranks.get(write, [])
+        measured = dict(ranked)
+        tied = recommend.tied_with_fastest(ranked, band)
         x_sign = "\N{MULTIPLICATION SIGN}"
         rows.append(
             [
                 f"`{WRITE_CODE[write]}`",
                 f"`{pick}`",
                 f"{measured[pick]:.2f}{x_sign}" if pick in measured else "not measured",
-                f"`{fastest}` {measured[fastest]:.2f}{x_sign}",
+                ", ".join(f"`{name}`" for name in tied),
             ]
         )
     out = ["```{list-table}", ":header-rows: 1", ""]
@@ -350,9 +424,11 @@ def render_which() -> str:
         out.extend(f"  - {cell}" for cell in row[1:])
     out += ["```", ""]
     out.append(
-        f"Forward + backward at 1e6 float32 elements, eager, from the committed results "
-        f"({_provenance(results)}); differences under "
-        "about 20% are within the run's noise. Details on the performance page."
+        "Forward + backward over in-place, eager, geometric mean over 1e5 to 1e7 elements and "
+        "both dtypes (the ranking `best_recipe` follows), from the committed results "
+        f"({_provenance(results)}). Identical work timed twice in that run disagreed by up "
+        f"to {figure('bench_noise', _percent(band))} (its noise band), so recipes closer than "
+        "that are listed together as a tie. Details on the performance page."
     )
     return "\n".join(out) + "\n"
 

@@ -554,3 +554,51 @@ def test_without_a_source_tree_load_results_says_where_the_run_is(
     monkeypatch.setattr(bench.results, "RESULTS_DIR", tmp_path)
     with pytest.raises(FileNotFoundError, match="not in the installed package"):
         bench.load_results()
+
+
+def test_records_carry_the_minimum_of_rounds_and_its_interval(tiny_results: dict) -> None:
+    """The robust statistic: fastest call per round, ratio of minima inside its bootstrap interval."""
+    rounds = tiny_results["config"]["rounds"]
+    timed_records = [r for r in tiny_results["records"] if r["forward_backward"]]
+    assert timed_records
+    for r in timed_records:
+        minima = r["forward_backward"]["round_minima"]
+        assert len(minima) == rounds
+        assert r["forward_backward"]["min"] == min(minima) <= r["forward_backward"]["median"]
+        lo, hi = r["ratio_forward_backward_interval"]
+        assert lo <= r["ratio_forward_backward_min"] <= hi or rounds == 1
+
+
+def test_ratio_interval_brackets_the_ratio_and_narrows_with_agreement() -> None:
+    from inplace_recipes.bench.intervals import ratio_interval, ratio_of_minima
+
+    steady = ratio_interval([2.0] * 6, [1.0] * 6)
+    assert steady == (2.0, 2.0)
+    noisy = [2.0, 2.6, 2.1, 3.0, 2.2, 2.9], [1.0, 1.4, 1.0, 1.2, 1.1, 1.3]
+    lo, hi = ratio_interval(*noisy)
+    assert lo <= ratio_of_minima(*noisy) <= hi
+    assert hi - lo > 0
+    with pytest.raises(ValueError, match="same, non-zero number of rounds"):
+        ratio_interval([1.0], [1.0, 2.0])
+
+
+def test_every_figure_has_labelled_axes() -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    results = bench.load_results()
+    for fig in [
+        report.figure_headline(results),
+        report.figure_instructions(results),
+        report.figure_overhead(results),
+        report.figure_compiled(results),
+        *(report.figure_against_size(results, w) for w in WRITES),
+    ]:
+        (ax,) = fig.axes
+        assert ax.get_xlabel()
+        assert ax.get_ylabel()
+        assert ax.get_title()
+        plt.close(fig)

@@ -132,6 +132,22 @@ def test_recipe_page(site: str, browser_context: object) -> None:
     _check_copy_buttons(page)
 
 
+def test_performance_page_answers_in_its_first_screen(site: str, browser_context: object) -> None:
+    """The answer is rendered prose near the top, with code as code, and every figure is one
+    image per row, at the content's full width."""
+    page = _open(browser_context, f"{site}/auto_recipes/tools/plot_performance.html", "performance")
+    answer = page.locator("div.rendered_html p").first  # type: ignore[attr-defined]
+    box = answer.bounding_box()
+    assert box is not None
+    assert box["y"] < page.viewport_size["height"], "the answer is below the first screen"  # type: ignore[attr-defined]
+    text = answer.inner_text()
+    assert "best_recipe" in text
+    assert "``" not in text
+    assert answer.locator("code").count() >= 1
+    assert page.locator("img.sphx-glr-multi-img").count() == 0  # type: ignore[attr-defined]
+    assert page.locator("img.sphx-glr-single-img").count() >= 8  # type: ignore[attr-defined]
+
+
 def test_search_finds_index_put(site: str, browser_context: object) -> None:
     page = _open(browser_context, f"{site}/search.html?q=index_put", "search_index_put")
     page.wait_for_selector("#search-results ul.search li", timeout=15_000)  # type: ignore[attr-defined]

@@ -92,3 +92,41 @@ def test_every_name_a_page_verifies_is_a_claim() -> None:
     on_pages = set(re.findall(r"@claim\(\s*[\"']([\w-]+)[\"']", text))
     assert named
     assert named <= set(CLAIMS) | on_pages, named - set(CLAIMS) - on_pages
+
+
+def test_scatter_reduce_prod_claim_wants_a_zero_tangent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any wrong tangent used to pass; only the zero tangent the sentence states passes now."""
+    real = torch.func.jvp
+
+    def wrong_but_nonzero(*args: object, **kwargs: object) -> tuple[torch.Tensor, torch.Tensor]:
+        out, tangent = real(*args, **kwargs)  # type: ignore[arg-type]
+        return out, tangent + 5.0
+
+    monkeypatch.setattr(torch.func, "jvp", wrong_but_nonzero)
+    with pytest.raises(ClaimBroken):
+        verify("scatter_reduce_prod_drops_tangent")
+
+
+@pytest.mark.parametrize(
+    ("name", "method"),
+    [
+        ("scatter_duplicate_positions_value_grad", "scatter"),
+        ("index_put_duplicate_positions_value_grad", "index_put"),
+    ],
+)
+def test_duplicate_claims_call_the_op_they_name(
+    monkeypatch: pytest.MonkeyPatch, name: str, method: str
+) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise RuntimeError(f"{method} was called")
+
+    monkeypatch.setattr(torch.Tensor, method, refuse)
+    with pytest.raises(RuntimeError, match=f"{method} was called"):
+        verify(name)
+
+
+def test_mask_blend_count_is_of_masks_not_of_any_same_size_storage() -> None:
+    """x has the masks' size too: the count is of tensors holding the masks' values."""
+    saved, nbytes = claims._mask_blend_saved(False)
+    assert (saved, nbytes) == (1, 4000)
+    assert claims._mask_blend_saved(True)[0] == 2

@@ -70,22 +70,51 @@ def test_at_default_is_exported() -> None:
     assert ir.best_recipe is best_recipe
 
 
-#: Two recipes closer than this in the committed run are within its noise.
-NOISE = 1.10
-
-
 def test_preferences_follow_the_committed_measurements() -> None:
-    """Re-running the benchmark can change the ranking: then PREFERENCES must follow."""
+    """Re-running the benchmark can change the choice: then PREFERENCES must follow."""
     from inplace_recipes.bench import load_results
-    from inplace_recipes.recommend import ranking
+    from inplace_recipes.recommend import preferences
 
-    measured = ranking(load_results())
-    for write, rows in measured.items():
-        ratios = dict(rows)
-        # the first preference that takes a single value, as the benchmark writes one
-        pick = next(p for p in PREFERENCES[write] if p in ratios)
-        fastest = min(ratios.values())
-        assert ratios[pick] <= NOISE * fastest, (write, pick, rows)
+    chosen = preferences(load_results())
+    assert chosen == {write: PREFERENCES[write] for write in chosen}
+
+
+def _ranked_run(ratios: dict[str, float], *, noise: float) -> dict[str, Any]:
+    """A run of one write (row) whose same-work pairs disagree by ``noise``."""
+    rows = [*ratios.items(), ("inplace", 1.0), ("inplace_again", noise)]
+    return {
+        "records": [
+            {
+                "device": "cpu",
+                "dtype": "float32",
+                "mode": "eager",
+                "size": 10**6,
+                "write": "row",
+                "entry": entry,
+                "correct": True,
+                "ratio_forward_backward": ratio,
+                "forward_backward": {"median": ratio},
+            }
+            for entry, ratio in rows
+        ]
+    }
+
+
+@pytest.mark.parametrize(
+    ("ratios", "noise", "pick"),
+    [
+        ({"select_scatter": 1.29, "clone": 1.36}, 1.2, ("clone",)),  # a tie: clone
+        ({"select_scatter": 1.0, "clone": 1.36}, 1.2, ("select_scatter", "clone")),
+        ({"select_scatter": 1.29, "clone": 1.36}, 1.02, ("select_scatter", "clone")),
+        ({"where": 1.5, "clone": 1.2}, 1.02, ("clone",)),
+    ],
+)
+def test_preferences_rank_only_outside_the_noise_band(
+    ratios: dict[str, float], noise: float, pick: tuple[str, ...]
+) -> None:
+    from inplace_recipes.recommend import preferences
+
+    assert preferences(_ranked_run(ratios, noise=noise)) == {"row": pick}
 
 
 def test_ranking_counts_recipes_only() -> None:

@@ -84,8 +84,9 @@ except RuntimeError as exc:
 
 # %%
 # An out-of-place recipe has no such problem: ``where`` (or ``index_put``)
-# builds a new, batched tensor. Not ``select_scatter``, whose gradient torch
-# 2.13 gets wrong under ``vmap`` (see "Writing under vmap").
+# builds a new, batched tensor. Not torch's own ``select_scatter``, whose
+# gradient torch 2.13 gets wrong under ``vmap`` (the package's
+# ``select_scatter`` recipe avoids it; see its page).
 
 print(torch.func.vmap(lambda v: ir.where(base, 0, v))(values))
 # sphinx_gallery_start_ignore
@@ -93,6 +94,11 @@ assert torch.equal(torch.func.vmap(lambda v: ir.where(base, 0, v))(values)[:, 0]
 from inplace_recipes.claims import verify
 
 verify("select_scatter_vmap_grad_scaled")  # the sentence above about select_scatter
+src = values.clone().requires_grad_(True)  # and the recipe: the right gradient, 1 each
+(recipe_grad,) = torch.autograd.grad(
+    torch.func.vmap(lambda v: ir.select_scatter(base, 0, v))(src).sum(), src
+)
+assert torch.equal(recipe_grad, torch.ones(4)), recipe_grad
 # sphinx_gallery_end_ignore
 
 # %%

@@ -4,7 +4,8 @@
 
 ``x.index_put(indices, values)`` is the out-of-place twin of
 ``x[indices] = values``. It takes index tensors, one per dimension, and
-saves only the positions for backward (8 bytes each). With duplicate
+saves only them for backward: 8 bytes per position and index tensor (the
+package's recipe flattens them into one, 8 bytes a position). With duplicate
 positions, which write wins is undefined; ``accumulate=True`` adds them.
 """
 
@@ -44,6 +45,11 @@ print(report)
 # sphinx_gallery_start_ignore
 report.assert_ok()
 assert torch.equal(y, ir.index_put(x, (rows, cols), v))
+from inplace_recipes import bench  # the summary's bytes: 2 positions, 2 index tensors
+
+nonleaf = x * 1
+assert bench.saved_bytes(lambda t, i, u: t.index_put(i, u), nonleaf, (rows, cols), v)[0] == 32
+assert bench.saved_bytes(ir.RECIPES["index_put"], nonleaf, (rows, cols), v)[0] == 16
 # sphinx_gallery_end_ignore
 
 # %%
@@ -57,9 +63,18 @@ fig = ir.draw_graph(y, title="x.index_put((rows, cols), v)", highlight=("IndexPu
 # ----------------------------
 #
 # With a position listed twice, setitem and ``index_put`` keep one of the
-# writes, and which one is not specified (on CUDA it can change from run to
-# run). ``accumulate=True`` adds every write to ``x`` instead, which is
-# defined, and usually what a gradient-style update means:
+# writes, and which one torch's documentation leaves undefined.
+# ``accumulate=True`` adds every write to ``x`` instead, which is
+# defined, and usually what a gradient-style update means. Without it,
+# autograd still gives every value the gradient of the position, as if each
+# had been written:
+
+from inplace_recipes.claims import verify
+
+print(verify("index_put_duplicate_positions_value_grad"))
+
+# %%
+# With ``accumulate=True``:
 
 z = torch.zeros(3)
 dup = torch.tensor([0, 0, 2])

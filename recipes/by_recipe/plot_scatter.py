@@ -61,8 +61,17 @@ fig = ir.draw_graph(y, title="x.scatter(1, cols, v)", highlight=("ScatterBackwar
 # Pitfall: duplicate positions
 # ----------------------------
 #
-# ``scatter`` keeps one of two writes to the same position; ``scatter_add``
-# adds them, and ``scatter_reduce`` takes another reduction:
+# ``scatter`` keeps one of two writes to the same position, which one is
+# not specified, yet autograd gives every value the position's gradient, as
+# if each had been written:
+
+from inplace_recipes.claims import verify
+
+print(verify("scatter_duplicate_positions_value_grad"))
+
+# %%
+# ``scatter_add`` adds them instead, and ``scatter_reduce`` takes another
+# reduction:
 
 z = torch.zeros(3)
 pos = torch.tensor([0, 0, 2])

@@ -61,24 +61,31 @@ assert torch.equal(y, ir.select_scatter(x, (slice(None), 2), v))
 fig = ir.draw_graph(y, title="x.select_scatter(v, 1, 2)", highlight=("SelectScatterBackward0",))
 
 # %%
-# Saving nothing does not make it the fastest
-# -------------------------------------------
+# Saving nothing does not make it faster
+# --------------------------------------
 #
 # The committed benchmark times forward + backward of every recipe against
-# the in-place write. Where ``select_scatter`` ranks for each kind of basic
-# write, and which recipe ranks first, read from the results, not typed
-# here (:func:`inplace_recipes.best_recipe` picks from the same ranking):
+# the in-place write. Two recipes closer than the run's noise band (the
+# largest disagreement between two timings of identical work) are a tie.
+# Where ``select_scatter`` stands for each kind of basic write, read from the
+# results, not typed here (:func:`inplace_recipes.best_recipe` picks from the
+# same ranking, ``clone`` on a tie):
 
 from inplace_recipes import bench, recommend
 
-ranks = recommend.ranking(bench.load_results())
+results = bench.load_results()
+band = bench.consistency.noise_band(results, sizes=recommend.RANKED_SIZES)
+ranks = recommend.ranking(results)
+print(f"noise band: {(band - 1) * 100:.0f}%")
 for write in ("element", "row", "slice", "value_grad"):
-    order = [name for name, _ in ranks[write]]
     ratio = dict(ranks[write])["select_scatter"]
-    print(
-        f"{write:>10}: select_scatter is #{order.index('select_scatter') + 1} of "
-        f"{len(order)} ({ratio:.2f}x in-place); #1 is {order[0]} ({ranks[write][0][1]:.2f}x)"
+    tied = recommend.tied_with_fastest(ranks[write], band)
+    where = (
+        "ties for fastest with " + ", ".join(n for n in tied if n != "select_scatter")
+        if "select_scatter" in tied
+        else f"slower than {', '.join(tied)} beyond the noise"
     )
+    print(f"{write:>10}: select_scatter {ratio:.2f}x in-place, {where}")
 print("best_recipe for x[1] = 0:", ir.best_recipe(torch.zeros(3, 4), 1, 0.0))
 
 # %%

@@ -67,13 +67,14 @@ assert torch.equal(y, ir.where(x, (slice(None), 1), v))
 fig = ir.draw_graph(y, title="torch.where(mask, v[:, None], x)", highlight=("WhereBackward0",))
 
 # %%
-# Pitfall: ``nan`` gradients from the branch that was not selected
-# ----------------------------------------------------------------
+# Pitfall: a zero gradient meets an infinite derivative
+# -----------------------------------------------------
 #
-# ``where`` sends a zero gradient to the branch it did not pick, but
-# ``0 * inf`` is ``nan``. If that branch was computed by an operation whose
-# derivative is infinite there (``sqrt`` at or below 0, ``log`` of 0), the
-# gradient is ``nan`` even though the value was never used:
+# ``where`` sends a zero gradient to the branch it did not pick. If that
+# branch was computed by an operation whose derivative is infinite or
+# undefined there (``sqrt`` at 0 or below, ``log`` at 0), the operation's
+# backward computes ``0 / 0`` and the gradient is ``nan``, although the
+# value was never used:
 
 z = torch.tensor([-1.0, 4.0], requires_grad=True)
 out = torch.where(z > 0, z.sqrt(), 0.0)
@@ -81,11 +82,13 @@ out.sum().backward()
 print(z.grad)
 # sphinx_gallery_start_ignore
 assert torch.isnan(z.grad[0])
+assert z.grad[1] == 0.25
 # sphinx_gallery_end_ignore
 
 # %%
-# The fix is a second ``where`` that makes the *input* of the dangerous
-# operation safe, so it is never evaluated where it would blow up:
+# Two ``where``\ s fix it when the second one goes on the *input* of the
+# dangerous operation, before it runs, so that it is never evaluated where it
+# would blow up:
 
 z.grad = None
 safe = torch.where(z > 0, z, 1.0)
@@ -97,8 +100,74 @@ assert torch.equal(z.grad, torch.tensor([0.0, 0.25]))
 # sphinx_gallery_end_ignore
 
 # %%
-# The recipe itself never meets this: both of its branches are inputs (``x``
-# and the value), whose derivatives are 1.
+# This is not a pitfall of ``where`` alone. Overwrite an element of
+# ``a.sqrt()`` where ``a`` is 0, and the written element's gradient is zero
+# whichever way it is written: every recipe, and in-place setitem on a tensor
+# computed from the square root, gives ``nan`` (in-place setitem on the
+# square root's own output raises instead, since ``sqrt`` saved it). A second
+# ``where`` after the square root, on its output, changes nothing:
+
+m = torch.tensor([True, False])
+
+
+def grad_after(write):
+    """The gradient to ``a = [0, 4]`` of ``write(a.sqrt()).sum()``."""
+    a = torch.tensor([0.0, 4.0], requires_grad=True)
+    (grad,) = torch.autograd.grad(write(a.sqrt()).sum(), a)
+    return grad
+
+
+def setitem_on_a_copy(s):
+    t = s + 0  # setitem on s itself raises: sqrt saved its output
+    t[0] = 0.0
+    return t
+
+
+overwrites = {name: (lambda s, fn=fn: fn(s, 0, 0.0)) for name, fn in ir.RECIPES.items()}
+overwrites["in-place setitem"] = setitem_on_a_copy
+overwrites["where after where"] = lambda s: torch.where(m, 0.0, torch.where(m, 0.0, s))
+for name, write in overwrites.items():
+    print(f"{name:18} {grad_after(write)}")
+# sphinx_gallery_start_ignore
+for name, write in overwrites.items():
+    grad = grad_after(write)
+    assert torch.isnan(grad[0]), name
+    assert grad[1] == 0.25, name
+a = torch.tensor([0.0, 4.0], requires_grad=True)
+s = a.sqrt()
+s[0] = 0.0
+message = ""
+try:
+    s.sum().backward()
+except RuntimeError as error:
+    message = str(error)
+assert "output 0 of SqrtBackward0" in message or "output 0 of Sqrt," in message, message
+# sphinx_gallery_end_ignore
+
+# %%
+# The same ``where`` before the square root fixes that case too, for every
+# recipe: the square root then never sees the 0.
+
+fixed = {}
+for name, fn in ir.RECIPES.items():
+    a = torch.tensor([0.0, 4.0], requires_grad=True)
+    s = torch.where(m, 1.0, a).sqrt()  # a safe input where the write will land
+    (fixed[name],) = torch.autograd.grad(fn(s, 0, 0.0).sum(), a)
+    print(f"{name:18} {fixed[name]}")
+# sphinx_gallery_start_ignore
+assert all(torch.equal(g, torch.tensor([0.0, 0.25])) for g in fixed.values())
+# sphinx_gallery_end_ignore
+
+from inplace_recipes.claims import verify
+
+print(verify("zero_gradient_into_sqrt_at_zero_is_nan"))
+
+# %%
+# So two ``where``\ s help exactly when the second one replaces the input of
+# the operation with the infinite derivative, at the positions whose output
+# gets no gradient, by a value where that derivative is finite. The recipe
+# itself never causes this: both of its branches are inputs (``x`` and the
+# value), whose derivatives are 1.
 #
 # Learn more
 # ----------

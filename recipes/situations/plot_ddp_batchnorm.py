@@ -6,13 +6,15 @@ A GAN discriminator sees the fake batch and the real batch in two forward
 passes, then one ``backward()``. Wrapped in ``DistributedDataParallel`` with
 ``broadcast_buffers=True`` (the default), each forward first copies rank 0's
 buffers, BatchNorm's running statistics among them, into every rank's module
-in place. BatchNorm saves those buffers for backward, so for years the
-second forward's copy made backward fail with "... is at version N;
-expected version N-1". Users report it in
+in place, rank 0's own included. BatchNorm saves those buffers for backward,
+so the second forward's copy can make backward fail with "... is at version
+N; expected version N-1". Users reported it in
 `pytorch/pytorch#22095 <https://github.com/pytorch/pytorch/issues/22095>`_
-and its successors. This page runs it on a real two-process ``gloo`` group on
-this machine, with the pinned torch, and shows what happens: in torch 2.13 it
-no longer fails.
+(2019, since closed) and, for torch 2.6 and later,
+`pytorch/pytorch#175024 <https://github.com/pytorch/pytorch/issues/175024>`_,
+whose reporter found it working in 2.5. This page runs it on a real
+two-process ``gloo`` group on this machine, with the pinned torch, and shows
+what happens: in torch 2.13 it does not fail.
 """
 
 # %%
@@ -138,7 +140,37 @@ WORKER = textwrap.dedent(
         loss.backward()  # one backward
         return [p.grad.tolist() for p in D.parameters()]
 
-    result = {}
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class BufferWrites(TorchDispatchMode):
+        # every op that writes into one of the BatchNorm buffers, by name
+
+        def __init__(self, buffers):
+            super().__init__()
+            self.buffers, self.seen = buffers, set()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            for arg, spec in zip(args, func._schema.arguments):
+                written = spec.alias_info is not None and spec.alias_info.is_write
+                if written and isinstance(arg, torch.Tensor):
+                    name = self.buffers.get(arg.untyped_storage().data_ptr())
+                    if name:
+                        self.seen.add(f"{func.overloadpacket.__name__} into {name}")
+            return func(*args, **(kwargs or {}))
+
+    def second_forward_writes(broadcast_buffers):
+        torch.manual_seed(0)
+        D = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 1))
+        ddp = nn.parallel.DistributedDataParallel(D, broadcast_buffers=broadcast_buffers)
+        bn = D[1]
+        names = {b.untyped_storage().data_ptr(): n for n, b in bn.named_buffers()}
+        x = torch.randn(16, 4)
+        ddp(x)
+        with BufferWrites(names) as mode:
+            ddp(x)
+        return sorted(mode.seen)
+
+    result = {"writes": {str(b): second_forward_writes(b) for b in (True, False)}}
     for broadcast_buffers in (True, False):
         try:
             result[str(broadcast_buffers)] = {"grads": step(broadcast_buffers), "error": None}
@@ -206,6 +238,22 @@ for result in ranks:
 # sphinx_gallery_end_ignore
 
 # %%
+# The broadcast writes in place on every rank, rank 0 (the source) too: each
+# rank recorded the ops that wrote into BatchNorm's buffers during its second
+# forward.
+
+for rank, result in enumerate(ranks):
+    for flag in ("True", "False"):
+        writes = ", ".join(result["writes"][flag]) or "none"
+        print(f"rank {rank}, broadcast_buffers={flag}: in-place writes: {writes}")
+# sphinx_gallery_start_ignore
+for result in ranks:  # rank 0 included
+    assert "copy_ into running_mean" in result["writes"]["True"], result["writes"]
+    assert "copy_ into running_var" in result["writes"]["True"], result["writes"]
+    assert not any(w.startswith("copy_") for w in result["writes"]["False"]), result["writes"]
+# sphinx_gallery_end_ignore
+
+# %%
 # Both ranks ran backward, with either setting. Their gradients are the
 # average over the ranks of each rank's own gradient (what DDP promises),
 # which this page recomputes without DDP or processes:
@@ -234,8 +282,8 @@ for rank, result in enumerate(ranks):
 # ------------------------------
 #
 # Each rank also ran the step under :func:`~inplace_recipes.auditing.audit`.
-# Its findings, from rank 1 (the rank whose buffers the broadcast
-# overwrites):
+# Its findings, from rank 1 (rank 0's are the same: its buffers are written
+# in place too, with its own values):
 
 records = ranks[1]["audit"]["records"]
 print(ranks[1]["audit"]["text"])
@@ -269,12 +317,14 @@ assert same
 # sphinx_gallery_end_ignore
 
 # %%
-# On a torch without that change, the broadcast's copy is the error of
-# `#22095 <https://github.com/pytorch/pytorch/issues/22095>`_, and the audit
-# points at it as in the one-process repro at the top of this page.
+# On a torch where the broadcast's copy bumps the version counters (2.6 and
+# later before that change, by `#175024
+# <https://github.com/pytorch/pytorch/issues/175024>`_), it is the error of
+# the one-process repro at the top of this page, and the audit points at it
+# the same way.
 #
-# The fix, on older torch
-# -----------------------
+# The fix, on those releases
+# --------------------------
 #
 # - ``broadcast_buffers=False``: the same gradients, as checked above.
 # - `nn.SyncBatchNorm <https://pytorch.org/docs/stable/generated/torch.nn.SyncBatchNorm.html>`_

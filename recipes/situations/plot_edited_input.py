@@ -5,8 +5,10 @@ Changing a tensor after a layer has used it
 ``nn.Linear`` keeps a reference to its input: the weight's gradient is
 ``grad_output.T @ input``. Change that input in place before ``backward()``
 (reuse a preallocated batch buffer, normalise the batch in place, clamp an
-adversarial example) and backward fails, or, on an input that requires grad,
-the write itself fails. Users meet both; see the PyTorch forum thread
+adversarial example) and backward fails, or, on a leaf that requires grad
+(an input you want the gradient to), the write itself fails; under
+``torch.compile`` with inductor, neither may happen and the gradient is
+silently wrong. Users meet all three; see the PyTorch forum thread
 `Leaf variable was used in an inplace operation
 <https://discuss.pytorch.org/t/leaf-variable-was-used-in-an-inplace-operation/308>`_.
 """
@@ -115,6 +117,81 @@ assert ir.audit(accumulate, model, micro_batches).ok
 # sphinx_gallery_end_ignore
 
 # %%
+# Compiled with inductor: no error, a wrong gradient
+# --------------------------------------------------
+#
+# Compile the step and autograd's check can be lost. With a compiled
+# ``buffer @ w``, eager and ``aot_eager`` refuse the reused buffer as above;
+# inductor (the default backend, torch 2.13) raises nothing, and ``w.grad``
+# is computed from the buffer as it was at ``backward()``, the last
+# micro-batch, for both micro-batches:
+
+w = torch.randn(3, 2, requires_grad=True)
+
+
+def step(buffer, w):
+    return (buffer @ w).pow(2).sum()
+
+
+def accumulate_compiled(backend):
+    torch._dynamo.reset()
+    w.grad = None
+    compiled = step if backend is None else torch.compile(step, backend=backend)
+    buffer = torch.empty(4, 3)
+    loss = 0
+    for batch in micro_batches:
+        buffer.copy_(batch)
+        loss = loss + compiled(buffer, w)
+    try:
+        loss.backward()
+    except RuntimeError as exc:
+        return f"RuntimeError: {str(exc)[:60]}..."
+    return w.grad.clone()
+
+
+right = sum(torch.autograd.grad(step(batch, w), w)[0] for batch in micro_batches)
+first, last = micro_batches
+from_the_last = (2 * last.T @ (first @ w) + 2 * last.T @ (last @ w)).detach()
+outcomes = {b or "eager": accumulate_compiled(b) for b in (None, "aot_eager", "inductor")}
+for backend, got in outcomes.items():
+    if isinstance(got, str):
+        print(f"{backend:9} {got}")
+    else:
+        print(
+            f"{backend:9} no error; w.grad right: {torch.allclose(got, right)}, "
+            f"computed from the last micro-batch: {torch.allclose(got, from_the_last)}"
+        )
+# sphinx_gallery_start_ignore
+assert outcomes["eager"].startswith("RuntimeError: one of the variables needed")
+assert outcomes["aot_eager"].startswith("RuntimeError: one of the variables needed")
+assert not isinstance(outcomes["inductor"], str), outcomes["inductor"]  # pytorch/pytorch#197887
+assert not torch.allclose(outcomes["inductor"], right)
+assert torch.allclose(outcomes["inductor"], from_the_last)
+# sphinx_gallery_end_ignore
+
+# %%
+# The fix above (a new tensor per micro-batch) is right under every backend:
+
+
+def accumulate_fixed(backend):
+    torch._dynamo.reset()
+    w.grad = None
+    compiled = step if backend is None else torch.compile(step, backend=backend)
+    loss = 0
+    for batch in micro_batches:
+        loss = loss + compiled(batch.clone(), w)
+    loss.backward()
+    return w.grad.clone()
+
+
+fixed = {b or "eager": accumulate_fixed(b) for b in (None, "aot_eager", "inductor")}
+for backend, got in fixed.items():
+    print(f"{backend:9} w.grad right: {torch.allclose(got, right)}")
+# sphinx_gallery_start_ignore
+assert all(torch.allclose(got, right) for got in fixed.values())
+# sphinx_gallery_end_ignore
+
+# %%
 # An input that requires grad
 # ---------------------------
 #
@@ -147,7 +224,25 @@ assert (
 # sphinx_gallery_end_ignore
 
 # %%
-# Here the audit reports the write as ``raises``, at its line:
+# Only a leaf refuses the write. An input that requires grad but was computed
+# (a normalised image, ``raw * 1``) is a non-leaf: the write succeeds,
+# autograd records it, and the gradient to the raw input is zero at the
+# hidden feature, as for the recipes below:
+
+raw = torch.rand(4, 3, requires_grad=True)
+normalised = raw * 1
+masked_loss(model, normalised).backward()
+print("non-leaf: the write worked; gradient to the hidden feature:", raw.grad[:, 0])
+# sphinx_gallery_start_ignore
+assert not normalised.is_leaf
+assert torch.all(raw.grad[:, 0] == 0)
+keep = torch.ones(4, 3)
+keep[:, 0] = 0
+assert torch.allclose(raw.grad, torch.autograd.grad(model(raw * keep).pow(2).sum(), raw)[0])
+# sphinx_gallery_end_ignore
+
+# %%
+# Here the audit reports the write into the leaf as ``raises``, at its line:
 
 report = ir.audit(masked_loss, model, image)
 print(report)

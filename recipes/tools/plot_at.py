@@ -361,9 +361,11 @@ torch._dynamo.reset()
 # Differences: the value is cast to ``x``'s dtype only where PyTorch's
 # in-place op would cast it (``at(int_x)[i].add(0.5)`` raises, as
 # ``int_x[i] += 0.5`` does); ``apply`` writes a repeated position once;
-# forward mode through ``multiply`` with repeated indices, which JAX refuses,
-# is computed exactly; and torch has no negative slice steps (``x[::-1]``
-# raises ``ValueError``, in setitem and in ``at[]``).
+# forward mode through ``multiply`` with repeated indices is computed
+# exactly, also with respect to the values, where JAX refuses ("scatter_mul
+# gradients are only implemented if ``unique_indices=True``"); and torch has
+# no negative slice steps (``x[::-1]`` raises ``ValueError``, in setitem and
+# in ``at[]``).
 #
 # Learn more
 # ----------
@@ -409,8 +411,27 @@ print(
     + ", ".join(f"{name} {summary[f'{name} matches the expected']}" for name in peers.LIBRARIES)
     + f" of {summary['cases with an expected result or error']}"
 )
-for source, counts in peers.by_source(run).items():
-    print(f"  {source}: {counts}")
+# %%
+# Where the cases come from (the peer test each was ported from), and how many
+# of each agree:
+
+from inplace_recipes.table import text_table
+
+sources = peers.by_source(run)
+columns = ["cases", "all agree", *(f"{name} differs" for name in peers.LIBRARIES)]
+labels = ["cases", "all agree", "at() differs", "JAX differs", "array-api-extra differs"]
+print(
+    text_table(
+        ["ported from (at the commit above)", *labels],
+        [
+            [source.split("@")[0], *(str(counts.get(c, 0)) for c in columns)]
+            for source, counts in sources.items()
+        ],
+    )
+)
+# sphinx_gallery_start_ignore
+assert sum(counts["cases"] for counts in sources.values()) == summary["cases"]
+# sphinx_gallery_end_ignore
 
 # %%
 # Where they differ: each kind of difference, how many cases show it, and

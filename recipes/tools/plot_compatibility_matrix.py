@@ -53,25 +53,36 @@ for row in matrix.rows:
     print(f"{row:15} " + "  ".join(f"{c}: {s}" for c, s in zip(forward, statuses, strict=True)))
 # sphinx_gallery_start_ignore
 assert all(matrix["inplace", c].detail == "changed its input x" for c in ("jvp", "jacfwd"))
+# the sentences under "Reading it"
+runs = {"jvp", "jacfwd", "int64"}
+for c in matrix.cols:
+    cell = matrix["inplace", c]
+    if c in runs:
+        assert cell.status == "wrong", (c, cell.status)
+        assert cell.detail.startswith("changed its input x"), (c, cell.detail)
+    elif cell.status != "n/a":
+        assert cell.status == "error", (c, cell.status)
+assert matrix["clone", "vmap value"].status == "error"
+assert "derivative for aten::copy is not implemented" in matrix["clone", "functionalize"].detail
+assert all(matrix["select_scatter", c].status in ("works", "n/a") for c in matrix.cols)
 # sphinx_gallery_end_ignore
 
 # %%
 # Reading it
 # ----------
 #
-# - ``inplace``: writing into a leaf that requires grad is refused everywhere;
-#   on an integer tensor it "works" by changing your input.
+# - ``inplace``: writing into a leaf that requires grad is refused in every
+#   column but two kinds: under ``jvp`` and ``jacfwd`` the leaf does not
+#   require grad, so the write runs and changes your ``x``; on an integer
+#   tensor (which cannot require grad) it runs and changes your input too.
 # - ``clone``: setitem on a clone cannot take a batched value under ``vmap``,
 #   and ``functionalize`` turns it into ``aten::copy``, whose derivative
 #   torch 2.13 does not implement.
-# - ``select_scatter``: the chain of ``select_scatter``/``slice_scatter``
-#   runs under ``vmap``, but torch 2.13's autograd through ``vmap``
-#   multiplies the gradient to ``select_scatter``'s source by
-#   ``x.shape[dim]``, even for a single write (``vmap`` of ``grad`` is right;
-#   the ``select_scatter`` page shows why). Here the index ``(1, ::2)``
-#   writes a source built from row 1 of ``x``, so the gradient to ``x`` is
-#   the first that differs; the value's is wrong too. ``at[]`` avoids it by
-#   choosing ``index_put`` inside ``torch.func`` transforms.
+# - ``select_scatter``: torch 2.13's own ``select_scatter`` under ``vmap``
+#   multiplies the gradient to its source by ``x.shape[dim]``, even for a
+#   single write (``vmap`` of ``grad`` is right; the ``select_scatter`` page
+#   shows why). The recipe writes each int step as ``slice_scatter`` inside
+#   ``torch.func`` transforms, so its cells work:
 #
 #   >>> print(verify("select_scatter_vmap_grad_scaled"))
 #   autograd.grad through vmap gives [7.0] for every element of the source where 1.0 is right: x.shape[0] = 7 times too large

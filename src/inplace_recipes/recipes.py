@@ -169,11 +169,13 @@ def where(x: Tensor, index: Any, value: Any) -> Tensor:
     """``torch.where(mask, value, x)``.
 
     Pitfall: ``torch.where`` sends a zero gradient to the branch it did not
-    select, and ``0 * nan`` is ``nan``: if the unselected branch was computed
-    by an op whose own gradient is infinite there (``sqrt`` at 0, ``log`` of a
-    negative), the gradient becomes ``nan``. The fix is a second ``where``
-    that makes the input of that op safe. Here both branches are inputs, so
-    the recipe itself is safe. It saves the boolean mask (one byte per
+    select; if that branch was computed by an op whose derivative is infinite
+    there (``sqrt`` at 0, ``log`` at 0), the op's backward makes it ``nan``.
+    A second ``where`` on that op's *input*, before it runs, fixes it; one on
+    its output does not. The same ``nan`` comes from overwriting such an
+    element with any recipe or setitem (its gradient is zero too), and the
+    same fix applies. Here both branches are inputs, so the recipe itself is
+    safe. It saves the boolean mask (one byte per
     element) for backward. With index tensors that name a position twice,
     values and gradients match setitem's (the value is scattered first).
 

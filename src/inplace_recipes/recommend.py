@@ -1,11 +1,15 @@
-"""Which recipe to use for an index: the fastest one that is correct for it.
+"""Which recipe to use for an index: the fastest that is correct for it, clone on a tie.
 
-:data:`PREFERENCES` ranks the recipes for each kind of write by forward +
+:func:`ranking` orders the recipes for each kind of write by forward +
 backward time over in-place (geometric mean over the sizes from 1e5 elements
-up and every dtype measured, eager, CPU), from the committed benchmark
-(``docs/measurements/bench/cpu-full.json``; :func:`ranking` recomputes it from any
-results file). :func:`best_recipe` takes the first recipe in that
-order that can express the index and value.
+up and every dtype measured, eager, CPU). Two recipes closer than the run's
+noise band (:func:`~inplace_recipes.bench.consistency.noise_band`: the
+largest disagreement between two timings of identical work) are a tie, and
+:func:`preferences` prefers ``clone``, the reference, whenever it ties for
+fastest. :data:`PREFERENCES` is that choice for the committed benchmark
+(``docs/measurements/bench/cpu-full.json``; a test fails when it no longer is),
+and :func:`best_recipe` takes the first recipe in it that can express the
+index and value.
 
 >>> import torch
 >>> best_recipe(torch.zeros(3, 4), 1, 0.0)
@@ -26,12 +30,23 @@ from torch import Tensor
 from .indexing import IndexPlan
 from .recipes import RECIPES
 
-__all__ = ["PREFERENCES", "best_recipe", "quick_recipe", "ranking", "write_kind"]
+__all__ = [
+    "PREFERENCES",
+    "RANKED_SIZES",
+    "best_recipe",
+    "preferences",
+    "quick_recipe",
+    "ranking",
+    "tied_with_fastest",
+    "write_kind",
+]
 
-#: Recipes in order of preference for each kind of write, fastest first, down
-#: to ``clone`` (clone then setitem), the reference, correct for every index.
-#: The order is the committed benchmark's ``ranking(load_results())``; a test
-#: fails when a new run ranks another recipe more than 10% ahead.
+#: The sizes :func:`ranking` averages over: where copying, not Python, decides.
+RANKED_SIZES = (10**5, 10**6, 10**7)
+
+#: For each kind of write, the recipe to use, then ``clone`` (clone then
+#: setitem), the reference, correct for every index: ``preferences(results)``
+#: of the committed benchmark, the fastest recipe or ``clone`` where it ties.
 PREFERENCES: dict[str, tuple[str, ...]] = {
     # x[i, j] = v: ints only, more than one
     "element": ("clone",),
@@ -43,7 +58,7 @@ PREFERENCES: dict[str, tuple[str, ...]] = {
     "mask": ("where", "clone"),
     # a basic index and a tensor value that requires grad
     "value_grad": ("clone",),
-    # index tensors: not benchmarked; clone, which wins every measured write
+    # index tensors: not benchmarked; clone, the reference
     "advanced": ("clone",),
 }
 
@@ -122,7 +137,9 @@ def write_kind(x: Tensor, index: Any) -> str:
 def best_recipe(x: Tensor, index: Any, value: Any) -> str:
     """The name in :data:`~inplace_recipes.RECIPES` to use for ``x[index] = value``.
 
-    The first recipe of :data:`PREFERENCES` for this kind of write that takes
+    The fastest measured recipe for this kind of write, or ``clone`` where it
+    is as fast within the benchmark's noise band: the first recipe of
+    :data:`PREFERENCES` for this kind of write that takes
     the index and value: ``masked_fill`` only writes a single value,
     ``select_scatter`` only basic indices, and ``index_put``/``scatter`` are
     skipped when an index tensor names a position twice.
@@ -148,7 +165,7 @@ def best_recipe(x: Tensor, index: Any, value: Any) -> str:
 
 
 def ranking(
-    results: dict[str, Any], sizes: Iterable[int] = (10**5, 10**6, 10**7)
+    results: dict[str, Any], sizes: Iterable[int] = RANKED_SIZES
 ) -> dict[str, list[tuple[str, float]]]:
     """``{write: [(recipe, ratio to in-place), ...]}``, fastest first.
 
@@ -183,3 +200,42 @@ def ranking(
             mean = math.exp(sum(values) / len(values))
             table.setdefault(write, []).append((entry, round(mean, 3)))
     return {w: sorted(rows, key=lambda row: row[1]) for w, rows in table.items()}
+
+
+def tied_with_fastest(ranked: list[tuple[str, float]], band: float) -> list[str]:
+    """The names of ``ranked`` (fastest first) within a factor ``band`` of the first.
+
+    >>> tied_with_fastest([("a", 1.0), ("b", 1.15), ("c", 1.3)], band=1.2)
+    ['a', 'b']
+    """
+    if not ranked:
+        return []
+    fastest = ranked[0][1]
+    return [name for name, ratio in ranked if ratio <= fastest * band]
+
+
+def preferences(results: dict[str, Any], band: float | None = None) -> dict[str, tuple[str, ...]]:
+    """What :data:`PREFERENCES` would be for ``results``: per measured write, the pick then clone.
+
+    The pick is ``clone`` when it is within ``band`` of the fastest (the run's
+    :func:`~inplace_recipes.bench.consistency.noise_band` at
+    :data:`RANKED_SIZES` by default), else the fastest recipe.
+
+    >>> rec = lambda e, t: {"device": "cpu", "dtype": "float32", "mode": "eager",
+    ...     "size": 10**6, "write": "row", "entry": e, "correct": True,
+    ...     "ratio_forward_backward": t}
+    >>> preferences({"records": [rec("clone", 1.3), rec("where", 1.2)]}, band=1.1)
+    {'row': ('clone',)}
+    >>> preferences({"records": [rec("clone", 1.5), rec("where", 1.2)]}, band=1.1)
+    {'row': ('where', 'clone')}
+    """
+    if band is None:
+        from .bench.consistency import noise_band
+
+        band = noise_band(results, sizes=RANKED_SIZES)
+    chosen: dict[str, tuple[str, ...]] = {}
+    for write, ranked in ranking(results).items():
+        tied = tied_with_fastest(ranked, band)
+        pick = "clone" if "clone" in tied else ranked[0][0]
+        chosen[write] = (pick,) if pick == "clone" else (pick, "clone")
+    return chosen

@@ -8,6 +8,11 @@ the step). If their forward + backward medians differ by more than
 :data:`TOLERANCE`, the measurement of that configuration is noise, not signal:
 the run repeats it, and marks it ``noisy`` if no attempt agrees.
 
+The same pairs measure the run's noise: :func:`noise_band` is the largest
+factor by which they disagree, and every ranking of the report and of
+:func:`~inplace_recipes.recommend.preferences` calls two timings closer than
+that a tie.
+
 >>> rec = lambda entry, t: {"device": "cpu", "dtype": "float32", "size": 100, "write": "row",
 ...     "mode": "eager", "entry": entry, "forward_backward": {"median": t}}
 >>> inconsistencies([rec("inplace", 1.0), rec("inplace_again", 1.05)])
@@ -22,7 +27,16 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["CLONE_FROM", "SAME_OPERATION", "TOLERANCE", "group_key", "inconsistencies", "worst"]
+__all__ = [
+    "CLONE_FROM",
+    "SAME_OPERATION",
+    "TOLERANCE",
+    "disagreements",
+    "group_key",
+    "inconsistencies",
+    "noise_band",
+    "worst",
+]
 
 #: Two timings of the same operation may differ by at most this factor.
 TOLERANCE = 1.10
@@ -76,3 +90,46 @@ def worst(records: Iterable[dict[str, Any]]) -> float:
     """
     found = inconsistencies(records, tolerance=1.0)
     return max((math.exp(abs(math.log(p["ratio"]))) for p in found), default=1.0)
+
+
+def disagreements(
+    records: Iterable[dict[str, Any]],
+    *,
+    mode: str = "eager",
+    sizes: Iterable[int] | None = None,
+) -> list[float]:
+    """The factor (>= 1) by which each :data:`SAME_OPERATION` pair disagrees, in ``mode``.
+
+    Only configurations of ``sizes`` count (every size when ``None``).
+
+    >>> rec = lambda entry, t, size=100: {"device": "cpu", "dtype": "float32", "size": size,
+    ...     "write": "row", "mode": "eager", "entry": entry, "forward_backward": {"median": t}}
+    >>> disagreements([rec("inplace", 1.0), rec("inplace_again", 0.8)])
+    [1.25]
+    >>> disagreements([rec("inplace", 1.0), rec("inplace_again", 0.8)], sizes=[10**6])
+    []
+    """
+    wanted = None if sizes is None else set(sizes)
+    chosen = [r for r in records if r["mode"] == mode and (wanted is None or r["size"] in wanted)]
+    return sorted(
+        round(max(p["ratio"], 1 / p["ratio"]), 3) for p in inconsistencies(chosen, tolerance=1.0)
+    )
+
+
+def noise_band(
+    results: dict[str, Any], *, mode: str = "eager", sizes: Iterable[int] | None = None
+) -> float:
+    """The run's noise: the largest disagreement between two timings of the same work.
+
+    Two ratios closer than this factor are a tie. A run without the pairs
+    (made before they existed) gets :data:`TOLERANCE`.
+
+    >>> rec = lambda entry, t: {"device": "cpu", "dtype": "float32", "size": 100,
+    ...     "write": "row", "mode": "eager", "entry": entry, "forward_backward": {"median": t}}
+    >>> noise_band({"records": [rec("inplace", 1.0), rec("inplace_again", 1.2)]})
+    1.2
+    >>> noise_band({"records": []})
+    1.1
+    """
+    found = disagreements(results["records"], mode=mode, sizes=sizes)
+    return max(found) if found else TOLERANCE

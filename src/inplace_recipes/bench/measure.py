@@ -3,8 +3,9 @@
 For each entry of :data:`~inplace_recipes.bench.entries.ENTRIES` and each size,
 dtype, write kind, mode (eager or ``torch.compile``) and device, :func:`run`
 records forward and forward + backward times (``torch.utils.benchmark``:
-median and interquartile range over interleaved rounds) as ratios to the
-in-place baseline of the same run, the bytes autograd saves for backward, the
+median and interquartile range over interleaved rounds, and the fastest call
+of each round) as ratios to the in-place baseline of the same run (the ratio
+of the fastest rounds with a bootstrap interval: :mod:`.intervals`), the bytes autograd saves for backward, the
 peak memory of one step and the page faults per step. Every entry is first
 checked against the reference (``clone()`` then setitem): a number is only
 recorded for code proven correct.
@@ -36,6 +37,7 @@ from ..compare import close, compare_gradients
 from ..recipes import RECIPES, NotApplicable
 from . import consistency
 from .entries import ENTRIES, OVERHEAD_ENTRIES, WRITES, forward_fn, shape_for, write_fn
+from .intervals import ratio_interval, ratio_of_minima
 from .memory import peak_bytes, saved_bytes, saved_storages
 
 __all__ = ["CLOCKS", "FULL", "QUICK", "Config", "provenance", "remeasure_noisy", "run", "timed"]
@@ -257,12 +259,17 @@ def timed(
     return list(timer.blocked_autorange(min_run_time=min_run_time).times)
 
 
-def _stats(times: list[float]) -> dict[str, float]:
-    """Median and interquartile range of per-call times, and how many blocks."""
+def _stats(times: list[float], round_minima: list[float] | None = None) -> dict[str, Any]:
+    """Median and interquartile range of per-call times, how many blocks, and the
+    fastest call of each interleaved round (``round_minima``, :mod:`.intervals`)."""
     q = torch.tensor(times, dtype=torch.float64).quantile(
         torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64)
     )
-    return {"median": float(q[1]), "iqr": float(q[2] - q[0]), "blocks": len(times)}
+    stats: dict[str, Any] = {"median": float(q[1]), "iqr": float(q[2] - q[0]), "blocks": len(times)}
+    if round_minima:
+        stats["min"] = min(round_minima)
+        stats["round_minima"] = list(round_minima)
+    return stats
 
 
 def run(
@@ -454,6 +461,7 @@ def _measure(
     # (the allocator's state, the caches) varies instead of always favouring
     # or penalising the same entry.
     samples: dict[tuple[str, str], list[float]] = {}
+    minima: dict[tuple[str, str], list[float]] = {}  # the fastest call of each round
     for round_ in range(config.rounds):
         order = list(steps.items())
         random.Random(round_).shuffle(order)
@@ -466,12 +474,15 @@ def _measure(
                     clock="wall" if device.type == "cuda" else config.clock,
                 )
                 samples.setdefault((entry, phase), []).extend(times)
+                minima.setdefault((entry, phase), []).append(min(times))
             if bar is not None:
                 bar.update(9)
     for record in records:
         for phase in ("forward", "forward_backward"):
             if (record["entry"], phase) in samples:
-                record[phase] = _stats(samples[record["entry"], phase])
+                record[phase] = _stats(
+                    samples[record["entry"], phase], minima[record["entry"], phase]
+                )
         if record["entry"] in steps:
             record["minor_faults"] = _minor_faults(
                 steps[record["entry"]].both, record["forward_backward"]["median"]
@@ -598,12 +609,24 @@ def _add_ratios(records: list[dict[str, Any]]) -> None:
             floor = clone.get(key(r, r["mode"]))
             if own and own[phase]:
                 r[f"ratio_{phase}"] = t["median"] / own[phase]["median"]
+                _add_robust_ratio(r, phase, t, own[phase])
             if eager and eager[phase]:
                 r[f"ratio_{phase}_eager_inplace"] = t["median"] / eager[phase]["median"]
             if own and own[phase] and floor and floor[phase]:
                 r[f"ratio_{phase}_floor"] = t["median"] / (
                     own[phase]["median"] + floor[phase]["median"]
                 )
+
+
+def _add_robust_ratio(
+    r: dict[str, Any], phase: str, t: dict[str, Any], base: dict[str, Any]
+) -> None:
+    """The ratio of the fastest rounds and its bootstrap interval, where both have rounds."""
+    mine, theirs = t.get("round_minima"), base.get("round_minima")
+    if not mine or not theirs or len(mine) != len(theirs):
+        return
+    r[f"ratio_{phase}_min"] = ratio_of_minima(mine, theirs)
+    r[f"ratio_{phase}_interval"] = list(ratio_interval(mine, theirs))
 
 
 def remeasure_noisy(

@@ -357,3 +357,96 @@ def _inference_tensor_write_fails_under_no_grad() -> str:
             f"under no_grad: RuntimeError: {str(error)[:60]}...",
         )
     raise ClaimBroken("the write under no_grad succeeded")
+
+
+# -- the error reference (issue 19) ----------------------------------------------
+
+
+def _backward_error(run: Callable[[], None]) -> str:
+    """The message of the RuntimeError ``run`` raises, or ``""`` when it runs."""
+    try:
+        run()
+    except RuntimeError as error:
+        return str(error)
+    return ""
+
+
+@claim(
+    "mul_saves_an_input_when_the_other_requires_grad",
+    "mul saves an input for backward when the other input requires grad, not otherwise",
+)
+def _mul_saves_an_input_when_the_other_requires_grad() -> str:
+    def write_after_mul(w_requires_grad: bool) -> Callable[[], None]:
+        def run() -> None:
+            h = torch.ones(3, requires_grad=True) * 1
+            w = torch.full((3,), 2.0, requires_grad=w_requires_grad)
+            y = h * w
+            h.add_(1)
+            y.sum().backward()
+
+        return run
+
+    without = _backward_error(write_after_mul(False))
+    with_grad = _backward_error(write_after_mul(True))
+    return expect(
+        without == "" and "modified by an inplace operation" in with_grad,
+        "h * w, h then written: backward runs when w does not require grad; when it does: "
+        "RuntimeError",
+    )
+
+
+@claim(
+    "saved_input_message_names_the_write",
+    "when backward saved a tensor as an input, the error names the in-place op that wrote it",
+)
+def _saved_input_message_names_the_write() -> str:
+    def run() -> None:
+        x = torch.ones(3, requires_grad=True)
+        w = torch.ones(3, requires_grad=True)
+        h = x.exp()
+        y = h * w
+        h.add_(1)
+        y.sum().backward()
+
+    message = _backward_error(run)
+    return expect(
+        "which is output 0 of Add," in message,
+        "h = x.exp(); y = h * w; h.add_(1): the message says 'output 0 of Add'",
+    )
+
+
+#: The ops a reader might take for "several views at once", and how each splits a tensor.
+_SPLITTERS: dict[str, Callable[[torch.Tensor], Any]] = {
+    "unbind": lambda t: t.unbind(),
+    "split": lambda t: t.split(2),
+    "split_with_sizes": lambda t: t.split_with_sizes([1, 3]),
+    "chunk": lambda t: t.chunk(2),
+    "tensor_split": lambda t: t.tensor_split(2),
+    "hsplit": lambda t: t.hsplit(2),
+    "vsplit": lambda t: t.vsplit(2),
+}
+
+
+@claim(
+    "multi_output_view_ops",
+    "of the ops that split a tensor into views, unbind, split, split_with_sizes and chunk "
+    "forbid an in-place write into a piece; tensor_split, hsplit and vsplit allow it",
+)
+def _multi_output_view_ops() -> str:
+    fails, allowed = [], []
+    for name, split in _SPLITTERS.items():
+        pieces = split(torch.ones(4, 4, requires_grad=True) * 1)
+        try:
+            pieces[0].add_(1)
+        except RuntimeError as error:
+            if "output of a function that returns multiple views" not in str(error):
+                raise ClaimBroken(f"{name}: {error}") from None
+            fails.append(name)
+        else:
+            allowed.append(name)
+    return expect(
+        fails == ["unbind", "split", "split_with_sizes", "chunk"]
+        and allowed == ["tensor_split", "hsplit", "vsplit"],
+        f"in-place write into a piece fails for {', '.join(fails)}; "
+        f"allowed for {', '.join(allowed)}",
+    )

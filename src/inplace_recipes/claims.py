@@ -382,7 +382,7 @@ def _mul_saves_an_input_when_the_other_requires_grad() -> str:
             w = torch.full((3,), 2.0, requires_grad=w_requires_grad)
             y = h * w
             h.add_(1)
-            y.sum().backward()
+            torch.autograd.backward(y.sum())
 
         return run
 
@@ -406,7 +406,7 @@ def _saved_input_message_names_the_write() -> str:
         h = x.exp()
         y = h * w
         h.add_(1)
-        y.sum().backward()
+        torch.autograd.backward(y.sum())
 
     message = _backward_error(run)
     return expect(
@@ -418,7 +418,7 @@ def _saved_input_message_names_the_write() -> str:
 #: The ops a reader might take for "several views at once", and how each splits a tensor.
 _SPLITTERS: dict[str, Callable[[torch.Tensor], Any]] = {
     "unbind": lambda t: t.unbind(),
-    "split": lambda t: t.split(2),
+    "split": lambda t: torch.split(t, 2),
     "split_with_sizes": lambda t: t.split_with_sizes([1, 3]),
     "chunk": lambda t: t.chunk(2),
     "tensor_split": lambda t: t.tensor_split(2),

@@ -68,7 +68,8 @@ ERRORS: tuple[ErrorKind, ...] = (
         "An operation saved this tensor for backward (sigmoid, exp and tanh save their "
         "output; mul and matmul save an input when the other input requires grad). A later "
         "in-place write changed it, so backward would use the wrong values and refuses.",
-        "h = h * 2  # out of place, instead of h.mul_(2) on the tensor backward saved",
+        'h = h * 2  # out of place, instead of h.mul_(2) on the tensor backward saved (for '
+        'h[i] = v: h = ir.RECIPES["where"](h, i, v))',
     ),
     ErrorKind(
         "graph-interior",
@@ -95,7 +96,8 @@ ERRORS: tuple[ErrorKind, ...] = (
         "You took several views at once (unbind, split, chunk), then wrote in place into "
         "their base (or, under no_grad, into one of them); the others cannot be given the "
         "new history, so the next operation that records a graph on one of them fails.",
-        "t = t + 1  # out of place, so the pieces keep the values they were taken from",
+        "first, second = t.unbind()  # again after the write into t, for pieces with the new "
+        "values (or t = t + 1 out of place, for pieces that keep the old ones)",
     ),
     ErrorKind(
         "no-grad-view",
@@ -145,7 +147,8 @@ ERRORS: tuple[ErrorKind, ...] = (
         "counter, so it cannot be written in place anywhere outside inference_mode, not "
         "even under torch.no_grad() (nor can a view taken there of a tensor that requires "
         "grad, with gradients on).",
-        "t = t.clone()  # outside inference_mode, then write into the clone",
+        "t = t.clone()  # outside inference_mode, then write into the clone; for a view "
+        "made there: take the view outside inference_mode",
     ),
     ErrorKind(
         "expanded",
@@ -292,8 +295,9 @@ def _saved_tensor_advice(op: str | None) -> tuple[str, str]:
         )
         return detail, _STEP_ADVICE
     fix = (
-        f"h = h * 2  # out of place: not h.mul_(2), h[i] = v or an inplace=True layer on "
-        f"the tensor {op} names (the op that made it, or the in-place op that last wrote it)"
+        f"h = h * 2  # out of place: not h.mul_(2), h[i] = v (h = ir.RECIPES['where'](h, i, "
+        f"v)) or an inplace=True layer on the tensor {op} names (the op that made it, or the "
+        "in-place op that last wrote it)"
     )
     return "", fix
 

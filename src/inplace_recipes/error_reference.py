@@ -68,8 +68,8 @@ ERRORS: tuple[ErrorKind, ...] = (
         "An operation saved this tensor for backward (sigmoid, exp and tanh save their "
         "output; mul and matmul save an input when the other input requires grad). A later "
         "in-place write changed it, so backward would use the wrong values and refuses.",
-        'h = h * 2  # out of place, instead of h.mul_(2) on the tensor backward saved (for '
-        'h[i] = v: h = ir.RECIPES["where"](h, i, v))',
+        "h = h * 2  # out of place, instead of h.mul_(2) on the tensor backward saved (and "
+        'h = h + y for h += y, h = ir.RECIPES["where"](h, i, v) for h[i] = v)',
     ),
     ErrorKind(
         "graph-interior",
@@ -295,9 +295,9 @@ def _saved_tensor_advice(op: str | None) -> tuple[str, str]:
         )
         return detail, _STEP_ADVICE
     fix = (
-        f"h = h * 2  # out of place: not h.mul_(2), h[i] = v (h = ir.RECIPES['where'](h, i, "
-        f"v)) or an inplace=True layer on the tensor {op} names (the op that made it, or the "
-        "in-place op that last wrote it)"
+        "h = h * 2  # out of place, instead of h.mul_(2) (and h = h + y for h += y, "
+        'h = ir.RECIPES["where"](h, i, v) for h[i] = v, inplace=False for a layer) on the '
+        f"tensor {op} names: the op that made it, or the in-place op that last wrote it"
     )
     return "", fix
 

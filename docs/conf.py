@@ -31,6 +31,7 @@ extensions = [
     "sphinx.ext.doctest",
     "sphinx.ext.viewcode",
     "sphinx_copybutton",
+    "error_patterns",  # docs/error_patterns.py: the error box's patterns and scripts
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

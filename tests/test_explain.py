@@ -243,3 +243,18 @@ def test_an_exception_whose_str_raises_is_explained_not_raised() -> None:
     result = explain(_Unprintable())
     assert not result.recognized
     assert "_Unprintable" in str(result)
+
+
+def test_force_eager_shows_the_eager_error_at_its_line_as_explain_advises() -> None:
+    """explain() on a compiled error advises set_stance("force_eager") "to see the line"."""
+
+    def zero_first(a: torch.Tensor) -> torch.Tensor:
+        a[0] = 0.0
+        return a
+
+    with torch.compiler.set_stance("force_eager"), pytest.raises(RuntimeError) as info:
+        torch.compile(zero_first)(torch.ones(3, requires_grad=True))
+    assert type(info.value) is RuntimeError
+    assert explain(info.value).slug == "view-of-leaf"
+    assert "torch.compile" not in str(explain(info.value))
+    assert info.traceback[-1].name == "zero_first"

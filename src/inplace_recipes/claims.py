@@ -16,6 +16,8 @@ jvp of scatter_reduce(reduce='prod') gives tangent [0.0, 0.0, 0.0]; expected [1.
 
 from __future__ import annotations
 
+import re
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -449,4 +451,48 @@ def _multi_output_view_ops() -> str:
         and allowed == ["tensor_split", "hsplit", "vsplit"],
         f"in-place write into a piece fails for {', '.join(fails)}; "
         f"allowed for {', '.join(allowed)}",
+    )
+
+
+@claim(
+    "compile_raises_the_saved_tensor_error_while_compiling",
+    "torch.compile with its default backend (inductor), like aot_eager, raises the "
+    "saved-tensor error while compiling, before any backward; with backend='eager' it comes "
+    "at backward",
+)
+def _compile_raises_the_saved_tensor_error_while_compiling() -> str:
+    def double_sigmoid(x: torch.Tensor) -> torch.Tensor:
+        h = torch.sigmoid(x)
+        h.mul_(2)
+        return h
+
+    when = {}
+    for backend in (None, "eager"):  # None: torch.compile's default
+        torch._dynamo.reset()
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "Error detected in")  # AOT's anomaly note
+                # importing inductor uses torch.jit.script_method, deprecated in 2.13
+                warnings.filterwarnings("ignore", ".*torch.jit.script_method", DeprecationWarning)
+                compiled = (
+                    torch.compile(double_sigmoid)
+                    if backend is None
+                    else torch.compile(double_sigmoid, backend=backend)
+                )
+                out = compiled(torch.ones(3, requires_grad=True))
+        except Exception as error:  # noqa: BLE001 - which exception it is, is the claim
+            named = re.search(r"backend='(\w+)' raised", str(error))
+            saved = "modified by an inplace operation" in str(error)
+            when[named[1] if named else repr(backend)] = "compiling" if saved else str(error)
+            continue
+        try:
+            torch.autograd.backward(out.sum())
+        except RuntimeError as error:
+            saved = "modified by an inplace operation" in str(error)
+            when[str(backend)] = "backward" if saved else str(error)
+    torch._dynamo.reset()
+    return expect(
+        when == {"inductor": "compiling", "eager": "backward"},
+        f"default backend: the saved-tensor error while {when.get('inductor')} (inductor); "
+        f"backend='eager': at {when.get('eager')}",
     )

@@ -187,7 +187,8 @@ ERRORS: tuple[ErrorKind, ...] = (
         "out-argument",
         "out= with tensors that require grad",
         r"functions with out=\.\.\. arguments don't support automatic differentiation",
-        "Functions called with out= write into a given tensor and are not differentiable.",
+        "Functions called with out= write into a given tensor and are not differentiable: "
+        "with gradients on, they refuse an argument that requires grad.",
         "y = torch.add(a, b)  # drop out=",
     ),
     ErrorKind(
@@ -290,7 +291,7 @@ def _saved_tensor_advice(op: str | None) -> tuple[str, str]:
     if op is None or op == "AsStrided":
         what = "a leaf" if op is None else "a view of another tensor"
         detail = (
-            f"It is {what}: most often a layer's weight (nn.Linear saves its transpose) "
+            f"It is {what}: often a layer's weight (nn.Linear saves its transpose) "
             "that an optimizer.step() updated between the forward and this backward."
         )
         return detail, _STEP_ADVICE

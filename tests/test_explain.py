@@ -245,6 +245,8 @@ def test_an_exception_whose_str_raises_is_explained_not_raised() -> None:
     assert "_Unprintable" in str(result)
 
 
+# importing inductor (the default backend) uses torch.jit.script_method, deprecated in 2.13
+@pytest.mark.filterwarnings("ignore:.*torch.jit.script_method:DeprecationWarning")
 def test_force_eager_shows_the_eager_error_at_its_line_as_explain_advises() -> None:
     """explain() on a compiled error advises set_stance("force_eager") "to see the line"."""
 

@@ -32,6 +32,7 @@ extensions = [
     "sphinx.ext.viewcode",
     "sphinx_copybutton",
     "zh_edition",  # the Chinese edition's cards, figure captions and theme strings
+    "error_patterns",  # docs/error_patterns.py: the error box's patterns and scripts
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

@@ -5,8 +5,9 @@ A custom ``autograd.Function`` that writes into its input
 A custom Function that changes its input in place (to save memory, or
 because it wraps a kernel that does) must say so with ``ctx.mark_dirty``.
 With it, autograd moves the input's history onto the Function and checks
-later uses; without it, autograd believes the input unchanged and the
-gradients of every other use of that tensor are silently wrong. Users
+later uses; without it, autograd believes the input unchanged: a later use of
+that tensor gets silently wrong gradients, unless an op saved it for
+backward, whose version check then fails. Users
 report it in `pytorch/pytorch#30454
 <https://github.com/pytorch/pytorch/issues/30454>`_ (a Function doing
 ``x *= 2.0`` in ``forward``); the checks autograd added for it are listed in

@@ -5,8 +5,9 @@ Residual blocks: ``ReLU(inplace=True)``, ``out += shortcut`` and backward hooks
 ResNet-style blocks save memory with ``nn.ReLU(inplace=True)`` and
 ``out += shortcut``. In torchvision's order those writes are safe; move the
 ReLU before the addition and backward fails; register a full backward hook
-(Grad-CAM, attribution and second-order optimizers do) and the *forward*
-fails. This page runs each case, lets
+(Grad-CAM, attribution and second-order optimizers do) on a module whose
+input or output is then written in place and the *forward* fails. This page
+runs each case, lets
 :func:`~inplace_recipes.auditing.audit` point at the line, and checks that the
 out-of-place block gives the same gradients. Users report it in
 `pytorch/pytorch#61519 <https://github.com/pytorch/pytorch/issues/61519>`_.
@@ -154,8 +155,8 @@ assert "Relu" in fails[0]["detail"], fails[0]
 # sphinx_gallery_end_ignore
 
 # %%
-# With a full backward hook, the forward fails
-# --------------------------------------------
+# A full backward hook where a write follows: the forward fails
+# --------------------------------------------------------------
 #
 # ``register_full_backward_hook`` wraps a module's inputs and outputs in a
 # ``BackwardHookFunction``, a custom autograd Function that returns them
@@ -186,6 +187,42 @@ assert str(error).startswith(
 # sphinx_gallery_end_ignore
 
 # %%
+# ``nn.ReLU(inplace=False)`` does not help here: the ``+=`` itself writes the
+# hooked output. A hook fails only where the hooked module's input or output
+# is then written in place; on ``conv1``, ``conv2`` or the whole block, whose
+# outputs nothing writes, the in-place block runs as it is:
+
+
+def hooked_block(name, inplace=True):
+    """A copy of ``block`` with a full backward hook on ``name`` (or on the block)."""
+    model = Block(inplace)
+    model.load_state_dict(block.state_dict())
+    module = model if name == "block" else getattr(model, name)
+    module.register_full_backward_hook(lambda module, grad_in, grad_out: None)
+    return model
+
+
+def runs(model):
+    try:
+        gradients(model, x)
+    except RuntimeError as exc:
+        return str(exc).split(" is a view")[0]
+    return "runs"
+
+
+for name, inplace in [("bn2", False), ("conv1", True), ("conv2", True), ("block", True)]:
+    print(f"hook on {name}, ReLU(inplace={inplace}):", runs(hooked_block(name, inplace)))
+# sphinx_gallery_start_ignore
+assert runs(hooked_block("bn2", inplace=False)) == "Output 0 of BackwardHookFunction"
+for name in ("conv1", "conv2", "block"):
+    assert runs(hooked_block(name)) == "runs", name
+    assert same(gradients(hooked_block(name), x), gradients(good, x)), name
+# bn1 is followed by the in-place ReLU, which writes its hooked output
+assert runs(hooked_block("bn1")) == "Output 0 of BackwardHookFunction"
+assert runs(hooked_block("bn1", inplace=False)) == "runs"
+# sphinx_gallery_end_ignore
+
+# %%
 # Hook the shared ``relu`` module instead and it is the in-place ReLU that
 # writes into its own (wrapped) input. The audit reports both as ``raises``,
 # at the line that wrote:
@@ -209,9 +246,11 @@ for name in ("bn2", "relu"):
 # The fix: out of place, then hook anything
 # -----------------------------------------
 #
+# Take every in-place op on a hooked module's input or output out of place:
 # ``out = out + shortcut`` and ``inplace=False`` (or ``torch.relu``). The
 # audit finds nothing, the hook fires, and the gradients are those of the
-# in-place block without hooks:
+# in-place block without hooks. (Or hook the enclosing block, above, and keep
+# the in-place writes.)
 
 fixed = OutOfPlaceBlock()
 fixed.load_state_dict(block.state_dict())

@@ -17,6 +17,8 @@ jvp of scatter_reduce(reduce='prod') gives tangent [0.0, 0.0, 0.0]; expected [1.
 from __future__ import annotations
 
 import math
+import re
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -445,3 +447,140 @@ def _inference_tensor_write_fails_under_no_grad() -> str:
             f"under no_grad: RuntimeError: {str(error)[:60]}...",
         )
     raise ClaimBroken("the write under no_grad succeeded")
+
+
+# -- the error reference (issue 19) ----------------------------------------------
+
+
+def _backward_error(run: Callable[[], None]) -> str:
+    """The message of the RuntimeError ``run`` raises, or ``""`` when it runs."""
+    try:
+        run()
+    except RuntimeError as error:
+        return str(error)
+    return ""
+
+
+@claim(
+    "mul_saves_an_input_when_the_other_requires_grad",
+    "mul saves an input for backward when the other input requires grad, not otherwise",
+)
+def _mul_saves_an_input_when_the_other_requires_grad() -> str:
+    def write_after_mul(w_requires_grad: bool) -> Callable[[], None]:
+        def run() -> None:
+            h = torch.ones(3, requires_grad=True) * 1
+            w = torch.full((3,), 2.0, requires_grad=w_requires_grad)
+            y = h * w
+            h.add_(1)
+            torch.autograd.backward(y.sum())
+
+        return run
+
+    without = _backward_error(write_after_mul(False))
+    with_grad = _backward_error(write_after_mul(True))
+    return expect(
+        without == "" and "modified by an inplace operation" in with_grad,
+        "h * w, h then written: backward runs when w does not require grad; when it does: "
+        "RuntimeError",
+    )
+
+
+@claim(
+    "saved_input_message_names_the_write",
+    "when backward saved a tensor as an input, the error names the in-place op that wrote it",
+)
+def _saved_input_message_names_the_write() -> str:
+    def run() -> None:
+        x = torch.ones(3, requires_grad=True)
+        w = torch.ones(3, requires_grad=True)
+        h = x.exp()
+        y = h * w
+        h.add_(1)
+        torch.autograd.backward(y.sum())
+
+    message = _backward_error(run)
+    return expect(
+        "which is output 0 of Add," in message,
+        "h = x.exp(); y = h * w; h.add_(1): the message says 'output 0 of Add'",
+    )
+
+
+#: The ops a reader might take for "several views at once", and how each splits a tensor.
+_SPLITTERS: dict[str, Callable[[torch.Tensor], Any]] = {
+    "unbind": lambda t: t.unbind(),
+    "split": lambda t: torch.split(t, 2),
+    "split_with_sizes": lambda t: t.split_with_sizes([1, 3]),
+    "chunk": lambda t: t.chunk(2),
+    "tensor_split": lambda t: t.tensor_split(2),
+    "hsplit": lambda t: t.hsplit(2),
+    "vsplit": lambda t: t.vsplit(2),
+}
+
+
+@claim(
+    "multi_output_view_ops",
+    "of the ops that split a tensor into views, unbind, split, split_with_sizes and chunk "
+    "forbid an in-place write into a piece; tensor_split, hsplit and vsplit allow it",
+)
+def _multi_output_view_ops() -> str:
+    fails, allowed = [], []
+    for name, split in _SPLITTERS.items():
+        pieces = split(torch.ones(4, 4, requires_grad=True) * 1)
+        try:
+            pieces[0].add_(1)
+        except RuntimeError as error:
+            if "output of a function that returns multiple views" not in str(error):
+                raise ClaimBroken(f"{name}: {error}") from None
+            fails.append(name)
+        else:
+            allowed.append(name)
+    return expect(
+        fails == ["unbind", "split", "split_with_sizes", "chunk"]
+        and allowed == ["tensor_split", "hsplit", "vsplit"],
+        f"in-place write into a piece fails for {', '.join(fails)}; "
+        f"allowed for {', '.join(allowed)}",
+    )
+
+
+@claim(
+    "compile_raises_the_saved_tensor_error_while_compiling",
+    "torch.compile with its default backend (inductor), like aot_eager, raises the "
+    "saved-tensor error while compiling, before any backward; with backend='eager' it comes "
+    "at backward",
+)
+def _compile_raises_the_saved_tensor_error_while_compiling() -> str:
+    def double_sigmoid(x: torch.Tensor) -> torch.Tensor:
+        h = torch.sigmoid(x)
+        h.mul_(2)
+        return h
+
+    when = {}
+    for backend in (None, "eager"):  # None: torch.compile's default
+        torch._dynamo.reset()
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "Error detected in")  # AOT's anomaly note
+                # importing inductor uses torch.jit.script_method, deprecated in 2.13
+                warnings.filterwarnings("ignore", ".*torch.jit.script_method", DeprecationWarning)
+                compiled = (
+                    torch.compile(double_sigmoid)
+                    if backend is None
+                    else torch.compile(double_sigmoid, backend=backend)
+                )
+                out = compiled(torch.ones(3, requires_grad=True))
+        except Exception as error:  # noqa: BLE001 - which exception it is, is the claim
+            named = re.search(r"backend='(\w+)' raised", str(error))
+            saved = "modified by an inplace operation" in str(error)
+            when[named[1] if named else repr(backend)] = "compiling" if saved else str(error)
+            continue
+        try:
+            torch.autograd.backward(out.sum())
+        except RuntimeError as error:
+            saved = "modified by an inplace operation" in str(error)
+            when[str(backend)] = "backward" if saved else str(error)
+    torch._dynamo.reset()
+    return expect(
+        when == {"inductor": "compiling", "eager": "backward"},
+        f"default backend: the saved-tensor error while {when.get('inductor')} (inductor); "
+        f"backend='eager': at {when.get('eager')}",
+    )

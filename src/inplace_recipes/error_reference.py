@@ -66,17 +66,18 @@ ERRORS: tuple[ErrorKind, ...] = (
         r"one of the variables needed for gradient computation has been modified by an "
         r"inplace operation",
         "An operation saved this tensor for backward (sigmoid, exp and tanh save their "
-        "output; mul and matmul their inputs). A later in-place write changed it, so "
-        "backward would use the wrong values and refuses.",
-        "h = h * 2  # out of place, instead of h.mul_(2) on the tensor backward saved",
+        "output; mul and matmul save an input when the other input requires grad). A later "
+        "in-place write changed it, so backward would use the wrong values and refuses.",
+        "h = h * 2  # out of place, instead of h.mul_(2) on the tensor backward saved (and "
+        'h = h + y for h += y, h = ir.RECIPES["where"](h, i, v) for h[i] = v)',
     ),
     ErrorKind(
         "graph-interior",
         "Leaf variable has been moved into the graph interior",
         r"leaf variable has been moved into the graph interior",
         "A tensor was used as a leaf that requires grad, then stopped requiring grad and "
-        "received a gradient history from an in-place write; backward then reaches a leaf "
-        "that is no longer a leaf.",
+        "received a gradient history from an in-place write; the backward of a graph "
+        "recorded before the write reaches a leaf that is no longer a leaf.",
         'b = ir.RECIPES["where"](a, index, value)  # write into a new tensor, keep a a leaf',
     ),
     ErrorKind(
@@ -84,8 +85,8 @@ ERRORS: tuple[ErrorKind, ...] = (
         "A view returned by a function that returns multiple views",
         r"is a view and is being modified inplace\. This view is the output of a function "
         r"that returns multiple views",
-        "unbind, split, chunk (and unsqueeze_copy-like ops) return several views of one "
-        "tensor; autograd cannot rewrite the gradient of one of them after an in-place write.",
+        "unbind, split, split_with_sizes and chunk return several views of one tensor; "
+        "autograd cannot rewrite the history of one of them after an in-place write.",
         "first = parts[0].add(1)  # out of place, or parts = [p.clone() for p in x.unbind()]",
     ),
     ErrorKind(
@@ -93,16 +94,18 @@ ERRORS: tuple[ErrorKind, ...] = (
         "A view from a function that returns multiple views, after its base was modified",
         r"is a view and its base or another view of its base has been modified inplace",
         "You took several views at once (unbind, split, chunk), then wrote in place into "
-        "their base (or into one of them); the others cannot be given the new history, so "
-        "using one of them fails, often only when backward reaches it.",
-        "t = t + 1  # out of place, so the pieces keep the values they were taken from",
+        "their base (or, under no_grad, into one of them); the others cannot be given the "
+        "new history, so the next operation that records a graph on one of them fails.",
+        "first, second = t.unbind()  # again after the write into t, for pieces with the new "
+        "values (or t = t + 1 out of place, for pieces that keep the old ones)",
     ),
     ErrorKind(
         "no-grad-view",
         "A view created in no_grad mode, modified in grad mode",
         r"A view was created in no_grad mode and",
-        "The view was taken under torch.no_grad() but written with gradients on (or the "
-        "other way round); autograd cannot tell whether the write should be tracked.",
+        "The view was taken under torch.no_grad() and written with gradients on (or its "
+        "base was, and the view used after); autograd cannot tell whether the write should "
+        "be tracked. A view taken with gradients on may be written under no_grad.",
         'y = ir.RECIPES["where"](x, index, value)  # take the view and write in one mode',
     ),
     ErrorKind(
@@ -121,10 +124,11 @@ ERRORS: tuple[ErrorKind, ...] = (
         r"Output \d{1,6} of BackwardHookFunction(?:Backward)? is a view and is being modified "
         r"in ?place",
         "register_full_backward_hook wraps the module's inputs and outputs in a custom "
-        "Function (BackwardHookFunction) that returns them as-is; an in-place op on them, "
-        "nn.ReLU(inplace=True) as the module or right after it, writes into that Function's "
-        "output.",
-        "nn.ReLU()  # inplace=False in a module that has a full backward hook",
+        "Function (BackwardHookFunction) that returns them as-is; any in-place op on them "
+        "writes into that Function's output: out += shortcut on the hooked module's output, "
+        "nn.ReLU(inplace=True) as the hooked module or right after it.",
+        "out = out + shortcut  # every in-place op on the hooked module's input or output "
+        "out of place (nn.ReLU() for nn.ReLU(inplace=True)), or hook the enclosing module",
     ),
     ErrorKind(
         "mark-dirty",
@@ -139,10 +143,12 @@ ERRORS: tuple[ErrorKind, ...] = (
         "In-place update of an inference tensor",
         r"Inplace update to inference tensor outside InferenceMode|"
         r"A view was created in inference mode and",
-        "The tensor (or view) was made under torch.inference_mode(), which records no "
-        "version counter, so it cannot be written in place anywhere outside "
-        "inference_mode, not even under torch.no_grad().",
-        "t = t.clone()  # outside inference_mode, then write into the clone",
+        "The tensor was made under torch.inference_mode(), which gives it no version "
+        "counter, so it cannot be written in place anywhere outside inference_mode, not "
+        "even under torch.no_grad() (nor can a view taken there of a tensor that requires "
+        "grad, with gradients on).",
+        "t = t.clone()  # outside inference_mode, then write into the clone; for a view "
+        "made there: take the view outside inference_mode",
     ),
     ErrorKind(
         "expanded",
@@ -181,7 +187,8 @@ ERRORS: tuple[ErrorKind, ...] = (
         "out-argument",
         "out= with tensors that require grad",
         r"functions with out=\.\.\. arguments don't support automatic differentiation",
-        "Functions called with out= write into a given tensor and are not differentiable.",
+        "Functions called with out= write into a given tensor and are not differentiable: "
+        "with gradients on, they refuse an argument that requires grad.",
         "y = torch.add(a, b)  # drop out=",
     ),
     ErrorKind(
@@ -199,7 +206,7 @@ _BY_SLUG = {kind.slug: kind for kind in ERRORS}
 # (an unbounded ``[^\]]*`` retried at each "[" of a long message is quadratic).
 _VERSION = re.compile(
     r"modified by an inplace operation: \[(?P<tensor>[^\]]{0,200}\])\]"
-    r"(?:, which is (?P<origin>output \d{1,6} of (?P<op>\w{1,200})))?, "
+    r"(?:, which is (?P<origin>output \d{1,6} of (?:torch::autograd::)?(?P<op>\w{1,200})))?, "
     r"is at version (?P<now>\d{1,20}); expected version (?P<then>\d{1,20}) instead"
 )
 #: How torch.compile wraps the eager message (Dynamo's fake-tensor run, or a
@@ -264,13 +271,36 @@ def _message_of(error: object) -> str:
         return f"<{type(error).__name__} whose str() raised {type(failure).__name__}>"
 
 
-def _saved_tensor_advice(op: str) -> str:
-    """The fix for a saved tensor that is the output of ``op`` (e.g. ``Tanh``)."""
-    name = re.sub(r"Backward\d*$", "", op).lower()
-    return (
-        f"h = {name}(...); h = h * 2  # out of place after {name}, whose output backward "
-        f"saved: not h.mul_(2), h[i] = v or an inplace=True layer on {name}'s output"
+#: The fix when the saved tensor is a leaf or a view: most often a layer's
+#: weight (nn.Linear saves its transpose) that an optimizer step updated.
+_STEP_ADVICE = (
+    "loss.backward(); optimizer.step()  # every backward through this forward before the step "
+    "that updates the weights, or the forward again after the step; a write of your own into "
+    "that tensor: out of place"
+)
+
+
+def _saved_tensor_advice(op: str | None) -> tuple[str, str]:
+    """What the message's ``output 0 of op`` tells, and the fix that follows from it.
+
+    The message names the op that made the tensor when backward saved an
+    output (``Tanh``), the in-place op that last wrote it when backward saved
+    an input (``Mul``, ``CopySlices``), ``AsStrided`` for a view, and nothing
+    for a leaf.
+    """
+    if op is None or op == "AsStrided":
+        what = "a leaf" if op is None else "a view of another tensor"
+        detail = (
+            f"It is {what}: often a layer's weight (nn.Linear saves its transpose) "
+            "that an optimizer.step() updated between the forward and this backward."
+        )
+        return detail, _STEP_ADVICE
+    fix = (
+        "h = h * 2  # out of place, instead of h.mul_(2) (and h = h + y for h += y, "
+        'h = ir.RECIPES["where"](h, i, v) for h[i] = v, inplace=False for a layer) on the '
+        f"tensor {op} names: the op that made it, or the in-place op that last wrote it"
     )
+    return "", fix
 
 
 def explain(error: BaseException | str) -> Explanation:
@@ -300,8 +330,9 @@ def explain(error: BaseException | str) -> Explanation:
                 f"{found['then']} and is now at version {found['now']}: "
                 f"{int(found['now']) - int(found['then'])} in-place write(s) since."
             )
-            if found["op"]:
-                fix = _saved_tensor_advice(found["op"])
+            detail, fix = _saved_tensor_advice(found["op"])
+            if detail:
+                details.append(detail)
         if _COMPILE.search(message):
             details.append(
                 "torch.compile raised it while tracing your function: it is the eager error, "

@@ -324,7 +324,7 @@ def releases(session: nox.Session) -> None:
     writes docs/measurements/releases/torch-X.json. ``nox -s releases -- 2.15.0`` runs
     the releases named instead; ``--delete-venvs`` removes each environment after
     its run (see docs/measurements/README.md for time and disk). A release whose
-    tests fail stops the session there, after its comparison is written.
+    tests fail stops the session there; every comparison is written first.
     """
     (pin,) = [
         d.split("==")[1]
@@ -362,11 +362,14 @@ def releases(session: nox.Session) -> None:
             "--output",
             str(output.relative_to(ROOT)),
         )
-        # ... then the package's own test suite there (after the run, so that a
-        # release that changes an answer still leaves its comparison to read)
+    # ... then the package's own test suite on each, once every comparison is
+    # written: the suite checks that all of them are fresh, and a release that
+    # changes an answer still leaves its comparison to read.
+    for release in chosen or [pin, *OTHER_TORCH_RELEASES]:
+        venv = ROOT / ".nox" / f"torch-{release}"
         session.run(
-            str(python), "-m", "pytest", "-p", "no:cacheprovider", "tests", "-m", "not browser",
-            env={"CI": "true"},
+            str(venv / "bin" / "python"), "-m", "pytest", "-p", "no:cacheprovider", "tests",
+            "-m", "not browser", env={"CI": "true"},
         )  # fmt: skip
         if delete and release != pin:
             shutil.rmtree(venv)

@@ -163,3 +163,39 @@ def test_intervals_are_used_when_the_run_has_them(committed: dict[str, Any]) -> 
         1.1,
     ]
     assert report.interval(with_interval, "clone", "row", 10**6) == (1.0, 1.1)
+
+
+def test_the_cost_verdict_follows_time_and_memory(
+    committed: dict[str, Any], answer_table: Any
+) -> None:
+    def verdict(results: dict[str, Any]) -> str:
+        return (
+            answer_table.render_lead(results)
+            .split("**What does in-place cost or save?**\n")[1]
+            .splitlines()[0]
+        )
+
+    assert verdict(committed) == "In place saves time, not memory."  # 1.7x, same peak
+
+    def headline_clone(seconds: float = 1.0, peak: float = 1.0) -> Callable[..., None]:
+        def change(r: dict[str, Any]) -> None:
+            headline = {k: r.get(k) for k in answer_table.HEADLINE} == answer_table.HEADLINE
+            if r["entry"] == "clone" and headline and r.get("device", "cpu") == "cpu":
+                r["forward_backward"]["median"] *= seconds
+                r["peak_bytes"] *= peak
+
+        return change
+
+    band = answer_table.noise(committed)
+    inplace = answer_table.measured(committed, "inplace")["seconds"]
+    clone = answer_table.measured(committed, "clone")["seconds"]
+    inside = inplace * band / clone * 0.99  # clone just inside the noise band
+    assert verdict(altered(committed, headline_clone(seconds=inside))) == (
+        "In place saves neither time nor memory."
+    )
+    assert verdict(altered(committed, headline_clone(seconds=inside, peak=2.0))) == (
+        "In place saves memory, not time."
+    )
+    assert verdict(altered(committed, headline_clone(peak=2.0))) == (
+        "In place saves both time and memory."
+    )

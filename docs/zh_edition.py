@@ -92,18 +92,26 @@ def _generated_tables() -> dict[str, list[list[str]]]:
 
 
 def cell_rules(rows: list[list[str]]) -> list[tuple[re.Pattern[str], str]]:
-    """``| English | 中文 |`` rows as (pattern, replacement); ``{rest}`` and ``{n}`` are holes.
+    """``| English | 中文 |`` rows as (pattern, replacement); ``{name}`` is a hole.
+
+    A hole named ``n`` (or ``n2``, ...) holds a number, any other (``{rest}``,
+    ``{peer}``) any text; each hole's text comes back where the Chinese names it.
 
     >>> [(p.pattern, r) for p, r in cell_rules([["error [{n}]", "报错 [{n}]"]])]
     [('^error\\\\ \\\\[(?P<n>\\\\d+)\\\\]$', '报错 [\\\\g<n>]')]
+    >>> [(pattern, chinese)] = cell_rules([["{peer} differs at {n} of {n2}", "{peer}：{n2} 中 {n} 个"]])
+    >>> pattern.sub(chinese, "jax differs at 3 of 9")
+    'jax：9 中 3 个'
     """
     rules = []
     for english, chinese, *_ in rows:
         english, chinese = english.strip("`"), chinese.strip("`")
-        pattern = re.escape(english).replace(r"\{rest\}", "(?P<rest>.*)")
-        pattern = pattern.replace(r"\{n\}", r"(?P<n>\d+)")
-        replacement = chinese.replace("{rest}", r"\g<rest>").replace("{n}", r"\g<n>")
-        rules.append((re.compile(f"^{pattern}$", re.DOTALL), replacement))
+        pattern = re.escape(english)
+        for name in re.findall(r"\{(\w+)\}", english):
+            hole = rf"(?P<{name}>\d+)" if re.fullmatch(r"n\d*", name) else rf"(?P<{name}>.*?)"
+            pattern = pattern.replace(rf"\{{{name}\}}", hole, 1)
+            chinese = chinese.replace(f"{{{name}}}", rf"\g<{name}>")
+        rules.append((re.compile(f"^{pattern}$", re.DOTALL), chinese))
     return rules
 
 

@@ -11,9 +11,8 @@ when ``language`` is ``zh_CN``:
 - "Total running time of the script", which changes at every build;
 - a Chinese caption under each figure (``figures.md``), also its alt text;
 - the cells of the HTML tables the package writes (the compatibility matrix,
-  the at[] differences, the releases page's claims), a line that reads the
-  printed ``compare_gradients`` table, and the landing page's kinds of write
-  (``generated.md``);
+  the at[] differences, the releases page's claims) and a line that reads
+  the printed ``compare_gradients`` table (``generated.md``);
 - the few strings the theme (furo) writes without a translation call, after
   the build, from the theme's catalogue ``LC_MESSAGES/sphinx.po``.
 
@@ -133,18 +132,6 @@ def translate_cells(raw_html: str, rules: list[tuple[re.Pattern[str], str]]) -> 
         return match.group(0)
 
     return re.sub(r">([^<>]*[A-Za-z][^<>]*)<", cell, raw_html)
-
-
-def write_kinds(firsts: str, names: dict[str, str]) -> str:
-    """The landing page's ``bench_firsts`` (``element: clone, row: where``) in Chinese.
-
-    >>> write_kinds("element: clone, row: where", {"element": "写单个元素", "row": "写一行"})
-    '写单个元素：clone，写一行：where'
-    """
-    pairs = [part.split(": ", 1) for part in firsts.split(", ")]
-    if not all(len(pair) == 2 for pair in pairs):
-        return firsts
-    return "，".join(f"{names.get(write, write)}：{recipe}" for write, recipe in pairs)
 
 
 def read_captions() -> dict[str, str]:
@@ -297,19 +284,7 @@ def load(app: Any) -> None:
     app.zh_edition_gloss = printed[0][1] if printed else ""
 
 
-def translate_substitutions(app: Any, config: Any) -> None:
-    """The landing page's figures that are words (``config-inited``): the kinds of write."""
-    if config.language not in LANGUAGES:
-        return
-    names = {r[0]: r[1] for r in _generated_tables().get("write", [])}
-    subs = dict(config.myst_substitutions)
-    if "bench_firsts" in subs:
-        subs["bench_firsts"] = write_kinds(str(subs["bench_firsts"]), names)
-    config.myst_substitutions = subs
-
-
 def setup(app: Any) -> dict[str, Any]:
-    app.connect("config-inited", translate_substitutions)
     app.connect("builder-inited", load)
     app.connect("doctree-read", translate_doctree)
     app.connect("build-finished", translate_theme)

@@ -247,8 +247,10 @@ def test_the_generated_text_table_translates_status_words_and_holes() -> None:
     assert zh_edition.translate_cells(html, rules) == (
         "<td>可用</td><td>报错 [3]</td><td>失败：RuntimeError: x</td>"
     )
-    names = {row[0]: row[1] for row in tables["write"]}
-    assert set(names) == {"element", "row", "slice", "mask", "value_grad"}
+    fact = "<small>jax differs at 3 of 9 positions: [1.0, 2.0] vs [1.0, 3.0]</small>"
+    assert zh_edition.translate_cells(fact, rules) == (
+        "<small>jax 在 9 个位置中有 3 个值不同：[1.0, 2.0]，inplace_recipes 为 [1.0, 3.0]</small>"
+    )
 
 
 def test_the_committed_catalogues_are_translated() -> None:

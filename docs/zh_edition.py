@@ -11,8 +11,9 @@ when ``language`` is ``zh_CN``:
 - "Total running time of the script", which changes at every build;
 - a Chinese caption under each figure (``figures.md``), also its alt text;
 - the cells of the HTML tables the package writes (the compatibility matrix,
-  the at[] differences, the releases page's claims) and a line that reads
-  the printed ``compare_gradients`` table (``generated.md``);
+  the at[] differences, the releases page's claims), the paragraphs the
+  performance page generates from the benchmark, and a line that reads the
+  printed ``compare_gradients`` table (``generated.md``);
 - the few strings the theme (furo) writes without a translation call, after
   the build, from the theme's catalogue ``LC_MESSAGES/sphinx.po``.
 
@@ -134,6 +135,54 @@ def translate_cells(raw_html: str, rules: list[tuple[re.Pattern[str], str]]) -> 
     return re.sub(r">([^<>]*[A-Za-z][^<>]*)<", cell, raw_html)
 
 
+def _prose_html(text: str) -> str:
+    """``text`` as ``inplace_recipes.bench.report.Prose`` renders one paragraph of it."""
+    out = html.escape(text.strip())
+    out = re.sub(r"``(.+?)``", r"<code>\1</code>", out)
+    return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", out)
+
+
+def prose_rules(rows: list[list[str]]) -> list[tuple[re.Pattern[str], str]]:
+    r"""``| paragraph | 中文 |`` rows as rules on a rendered paragraph; holes as in cell_rules.
+
+    >>> rules = prose_rules([["``at()`` costs {a}.", "``at()`` 的开销是 {a}。"]])
+    >>> translate_prose("<p><code>at()</code> costs 1.03x.</p>\n<p>Other.</p>", rules)
+    '<p><code>at()</code> 的开销是 1.03x。</p>\n<p>Other.</p>'
+    """
+    return cell_rules([[_prose_html(en), _prose_html(zh)] for en, zh, *_ in rows])
+
+
+def translate_prose(
+    raw_html: str,
+    rules: list[tuple[re.Pattern[str], str]],
+    phrases: list[tuple[str, str]] | None = None,
+) -> str:
+    """Each ``<p>`` of a page's generated prose, in Chinese where a rule matches all of it.
+
+    ``phrases`` (English, Chinese) are replaced in the text of the holes of a
+    translated paragraph: the connecting words of a list (" and ", "for a row, ").
+
+    >>> rules = prose_rules([["counted at {e}.", "计数的大小：{e}。"]])
+    >>> translate_prose("<p>counted at 1e3 and 1e4.</p>", rules, [(" and ", "、")])
+    '<p>计数的大小：1e3、1e4。</p>'
+    """
+
+    def paragraph(match: re.Match[str]) -> str:
+        inner = match.group(1)
+        for pattern, template in rules:
+            if found := pattern.match(inner):
+                holes = found.groupdict()
+                for english, chinese in phrases or []:
+                    holes = {k: v.replace(english, chinese) for k, v in holes.items()}
+                text = re.sub(
+                    r"\\g<(\w+)>", lambda hole, holes=holes: holes[hole.group(1)], template
+                )
+                return f"<p>{text}</p>"
+        return match.group(0)
+
+    return re.sub(r"<p>(.*?)</p>", paragraph, raw_html, flags=re.DOTALL)
+
+
 def read_captions() -> dict[str, str]:
     """``figures.md``: image path (relative to docs/) to its Chinese caption."""
     import translations  # docs/ is on sys.path (conf.py)
@@ -218,6 +267,9 @@ def translate_doctree(app: Any, doctree: nodes.document) -> None:
         if "html" in raw.get("format", "") and "<table" in raw.astext():
             new = translate_cells(raw.astext(), app.zh_edition_cells)
             raw.replace_self(nodes.raw("", new, format="html"))
+        elif "html" in raw.get("format", "") and "<p>" in raw.astext():
+            new = translate_prose(raw.astext(), app.zh_edition_prose, app.zh_edition_phrases)
+            raw.replace_self(nodes.raw("", new, format="html"))
     gloss = app.zh_edition_gloss
     for block in list(doctree.findall(nodes.literal_block)):
         if gloss and _COMPARE_HEADER.search(block.astext()):
@@ -280,6 +332,9 @@ def load(app: Any) -> None:
     app.zh_edition_theme = _catalogue(catalogues / "sphinx.po") if zh else {}
     tables = _generated_tables() if zh else {}
     app.zh_edition_cells = cell_rules(tables.get("English", []))
+    app.zh_edition_prose = prose_rules(tables.get("paragraph", []))
+    phrases = [(r[0].strip("`"), r[1].strip("`")) for r in tables.get("phrase", [])]
+    app.zh_edition_phrases = sorted(phrases, key=lambda pair: -len(pair[0]))
     printed = tables.get("printed table", [])
     app.zh_edition_gloss = printed[0][1] if printed else ""
 

@@ -276,3 +276,21 @@ def test_every_catalogue_belongs_to_a_page() -> None:
             continue  # the theme's strings (sphinx.po), not a page's
         page = po.relative_to(translations.CATALOGUES).with_suffix("")
         assert page in sources, f"{po} translates no page: delete it"
+
+
+def test_the_performance_pages_generated_paragraphs_are_translated() -> None:
+    """Every paragraph the performance page writes from the committed run has its Chinese."""
+    from inplace_recipes import bench
+    from inplace_recipes.bench import report
+
+    results = bench.load_results()
+    tables = zh_edition._generated_tables()
+    rules = zh_edition.prose_rules(tables["paragraph"])
+    phrases = [(r[0].strip("`"), r[1].strip("`")) for r in tables["phrase"]]
+    texts = [report.answer(results), "\n\n".join(report.compiled_lines(results))]
+    texts += [report.audit_line(results), report.goal_line(results)]
+    for text in texts:
+        html = zh_edition.translate_prose(report.Prose(text)._repr_html_(), rules, phrases)
+        for paragraph in html.split("\n"):
+            assert translations._CJK.search(paragraph), paragraph
+            assert " and " not in paragraph, paragraph

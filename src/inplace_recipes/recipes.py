@@ -71,7 +71,7 @@ def _prepare(x: Tensor, index: Any, value: Any) -> tuple[IndexPlan, Tensor]:
 
 def _checked_value(plan: IndexPlan, x: Tensor, value: Any) -> Tensor:
     """The value cast to ``x``'s dtype; torch's shape error when it does not fit."""
-    v = plan.value(value, x)
+    v = as_value(value, x)
     if type(value) is not float and v.numel() != 1:  # one element always fits
         plan.fit(v)
     return v
@@ -150,15 +150,16 @@ def mask_blend(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([1., 5., 1.])
     """
     plan = IndexPlan.of(x, index)
+    if plan.kind != "mask" and _plain_float(x, value):  # x * (1 - m) + value * m
+        keep, put = plan.weights(x.dtype)
+        blended: Tensor = x * keep + put * value
+        return blended
     if plan.kind == "basic":
         keep, put = plan.weights(x.dtype)
-        if _plain_float(x, value):
-            blended: Tensor = x * keep + put * value
-            return blended
     else:  # bool weights: x's dtype wins the promotion (0-d values are tensors below)
         put = plan.mask()
         keep = ~put
-    v = plan.value(value, x)
+    v = as_value(value, x)
     spread = plan.spread(v)
     if x.dtype == torch.bool:
         return (x & keep) | (spread & put)
@@ -226,9 +227,9 @@ def clone_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
 def index_put(x: Tensor, index: Any, value: Any) -> Tensor:
     """Out-of-place ``Tensor.index_put`` on the positions of the index.
 
-    A mask goes to ``index_put`` as it is; ints and slices as the cached
-    ``mask.nonzero(as_tuple=True)`` of their positions; other index tensors
-    as flat positions. With duplicate positions, values and gradients match
+    A mask and index tensors go to ``index_put`` as they are; ints and
+    slices as what a user would write, a 0-d tensor per int and an
+    ``arange`` per slice; other indices as flat positions. With duplicate positions, values and gradients match
     setitem's on the CPU, as both run the same kernel in the same order: the
     last write wins (``index_put`` leaves it undefined, and on CUDA it varies
     from run to run); ``accumulate=True`` adds them instead. It saves the
@@ -238,23 +239,23 @@ def index_put(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([2., 0., 0., 1.])
     """
     plan = IndexPlan.of(x, index)
-    if type(value) is float and plan.kind == "basic" and plan.shape:  # the common write
-        return x.index_put(plan.nonzero(), plan.value(value, x))
     v = _checked_value(plan, x, value)
     if plan.kind == "mask":
         return x.index_put((plan.index[0],), plan.fit(v) if v.numel() != 1 else v)
-    if plan.kind == "basic" and x.ndim:
-        source = v if v.ndim == 0 else v.reshape(()) if v.numel() == 1 else plan.fit(v).reshape(-1)
-        return x.index_put(plan.nonzero(), source)
-    flat = x.flatten().index_put((plan.flat_positions(),), plan.fit(v))
-    return flat.view_as(x)
+    indices = plan.index_put_indices()
+    source = plan.index_put_value(v)
+    if plan.flat_index_put and x.ndim != 1:  # flat positions, for x.reshape(-1)
+        return x.flatten().index_put(indices, source).view_as(x)
+    return x.index_put(indices, source)
 
 
 def scatter(x: Tensor, index: Any, value: Any) -> Tensor:
     """``torch.scatter`` on the flat positions of the index.
 
-    ``x.flatten().scatter(0, positions, source).view_as(x)``; a mask's positions come
-    from ``nonzero``, those of ints and slices from a cache. With duplicate
+    ``x.scatter(0, positions, source)`` on a 1-D ``x``, and
+    ``x.flatten().scatter(0, positions, source).view_as(x)`` otherwise; a mask's
+    positions come from ``nonzero``, those of ints and slices from one
+    ``arange`` per dimension they keep. With duplicate
     positions, values and gradients match setitem's on the CPU (the last
     write wins); ``scatter_reduce``/``scatter_add`` combine them instead.
 
@@ -263,10 +264,9 @@ def scatter(x: Tensor, index: Any, value: Any) -> Tensor:
     """
     plan = IndexPlan.of(x, index)
     positions = plan.flat_positions(flatten=True)
-    if _plain_float(x, value):
-        return x.flatten().scatter(0, positions, value).view_as(x)
-    v = as_value(value, x)
-    source = plan.fit(v).reshape(-1)
+    source = value if _plain_float(x, value) else plan.fit(as_value(value, x)).reshape(-1)
+    if x.ndim == 1:
+        return x.scatter(0, positions, source)
     return x.flatten().scatter(0, positions, source).view_as(x)
 
 
@@ -310,9 +310,10 @@ def select_scatter(x: Tensor, index: Any, value: Any) -> Tensor:
     """
     plan = IndexPlan.of(x, index)
     if plan.kind != "basic":
-        v = plan.value(value, x)
+        plan.check()  # torch's error for index tensors that do not fit, first
+        v = as_value(value, x)
         if v.numel() != 1:
-            plan.fit(v)  # a value that does not fit is torch's shape error first
+            plan.fit(v)  # a value that does not fit is torch's shape error next
         raise UnsupportedIndexError(
             "recipe 'select_scatter' takes only ints, slices, '...' and None, "
             f"not an index with tensors ({plan.kind} index); use 'index_put' or 'where'"
@@ -342,8 +343,7 @@ def masked_fill(x: Tensor, index: Any, value: Any) -> Tensor:
     """``x.masked_fill(mask, value)``.
 
     Writes a single value (a number or a one-element tensor, which receives
-    its gradient); it raises ``ValueError`` for a tensor of values. The mask
-    of ints and slices comes from a cache.
+    its gradient); it raises ``ValueError`` for a tensor of values.
 
     Duplicates: a mask names each position once, so with index tensors that
     name a position twice a value that requires grad would get a smaller
@@ -367,7 +367,8 @@ def masked_fill(x: Tensor, index: Any, value: Any) -> Tensor:
         return x.masked_fill(plan.mask(), value)
     v = as_value(value, x)
     if v.numel() != 1:
-        plan.fit(v)  # a value that does not fit is torch's shape error first
+        plan.check()  # torch's error for index tensors that do not fit, first
+        plan.fit(v)  # a value that does not fit is torch's shape error next
         raise UnsupportedValueError(
             "recipe 'masked_fill' writes a single value, not a value of shape "
             f"{list(v.shape)}; use 'where' or 'index_put'"

@@ -1,0 +1,369 @@
+"""Reading an index: any ``x[index]`` index, in the one normal form the plans start from.
+
+:meth:`ReadIndex.read` takes the index a user writes in ``x[index] = value``
+and reads it item by item exactly as torch's setitem does (a list holding a
+list, a slice, ``None``, ``...`` or a tensor is a tuple of indices, any other
+list or a NumPy array is one index tensor, a Python bool is a 0-d mask, and
+so on), with torch's errors for what torch refuses. The result says what
+kind of index it is and, for ints and slices, the ``select``/``slice``
+steps it takes. It builds no tensor for ints and slices; the forms a
+recipe needs are planned from it by :class:`~inplace_recipes.indexing.IndexPlan`.
+
+>>> import torch
+>>> read = ReadIndex.read(torch.zeros(2, 3), (1, slice(None, None, 2)))
+>>> read.kind, read.steps
+('basic', ((0, 1), (0, slice(0, 3, 2))))
+>>> ReadIndex.read(torch.zeros(3, 4), [0, 1]).index
+(tensor([0, 1]),)
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from collections.abc import Sequence
+from typing import Any, Literal, TypeVar
+
+import torch
+from torch import Tensor
+
+__all__ = ["SEQUENCE_AS_TUPLE_WARNING", "Kind", "ReadIndex", "Step"]
+
+Kind = Literal["basic", "mask", "advanced"]
+#: One step of a basic index: ``(dim, position)`` or ``(dim, slice)``, where
+#: ``dim`` counts the dimensions of the tensor left after the earlier steps.
+Step = tuple[int, int | slice]
+
+_INDEX_DTYPES = (torch.int64, torch.int32, torch.bool)
+_BAD_ITEM = (
+    "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+    "Variables are valid indices (got {})"
+)
+_BAD_DTYPE = "tensors used as indices must be long, int, byte or bool tensors; got {}"
+_UINT8 = (
+    "setitem takes bool masks, not torch.uint8 ones (torch refuses them in most "
+    "forms and deprecates the rest): use mask.bool()"
+)
+#: torch's own warning when a list is read as a tuple of indices.
+SEQUENCE_AS_TUPLE_WARNING = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be "
+    "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will "
+    "be interpreted as tensor index, x[torch.tensor(seq)], which will result either in an "
+    "error or a different result"
+)
+_STRIDED = torch.strided
+_BOOL = torch.bool
+_R = TypeVar("_R", bound="ReadIndex")
+
+
+# -- torch's items -------------------------------------------------------------
+
+
+def _is_ndarray(obj: Any) -> bool:
+    return type(obj).__module__ == "numpy" and type(obj).__name__ == "ndarray"
+
+
+def _is_sequence(obj: Any) -> bool:
+    """Whether torch's indexing sees ``obj`` as a sequence (``PySequence_Check``)."""
+    if isinstance(obj, (dict, Tensor)):
+        return isinstance(obj, Tensor)
+    return isinstance(obj, (list, tuple, range, str, bytes, Sequence)) or _is_ndarray(obj)
+
+
+def _as_tuple(index: Any) -> tuple[Any, ...]:
+    """The index as torch's setitem reads it: a tuple of items.
+
+    A list (not a tuple, tensor or NumPy array) of fewer than 32 items is a
+    tuple of indices when one of its items is a tensor, a sequence, a slice,
+    ``None`` or ``...`` (NumPy's old rule, which torch 2.13 still follows with
+    a deprecation warning); otherwise it is one index.
+    """
+    if isinstance(index, tuple):
+        return tuple(index)
+    if isinstance(index, Tensor) or _is_ndarray(index) or isinstance(index, (str, bytes)):
+        return (index,)
+    if isinstance(index, (list, range)) or (
+        isinstance(index, Sequence) and not isinstance(index, (str, bytes))
+    ):
+        items = list(index)
+        if len(items) < 32 and any(
+            isinstance(i, slice) or i is None or i is Ellipsis or _is_sequence(i) for i in items
+        ):
+            warnings.warn(SEQUENCE_AS_TUPLE_WARNING, UserWarning, stacklevel=4)
+            return tuple(items)
+    return (index,)
+
+
+def _sequence_to_tensor(item: Any) -> Tensor:
+    """A list or NumPy array inside an index, as torch converts it: bool stays
+    bool, uint8 stays uint8 (then refused), anything else becomes int64."""
+    # torch's own errors (a ragged list, a list of strings) pass through unchanged
+    tensor = torch.as_tensor(item) if _is_ndarray(item) else torch.tensor(item)
+    if tensor.dtype in (torch.bool, torch.uint8):
+        return tensor
+    if tensor.is_complex():
+        raise IndexError(_BAD_DTYPE.format(f"a sequence of {tensor.dtype}"))
+    return tensor.long()
+
+
+def _item(item: Any) -> Any:
+    """One item of the index tuple, in the form the plan keeps."""
+    if item is None or item is Ellipsis or type(item) is int or type(item) is slice:
+        return item
+    if isinstance(item, bool):  # Python bools index like 0-d masks, not like ints
+        return torch.tensor(item)
+    if isinstance(item, Tensor):
+        if item.dtype not in _INDEX_DTYPES:
+            if item.dtype == torch.uint8:
+                raise IndexError(_UINT8)
+            raise IndexError(_BAD_DTYPE.format(item.dtype))
+        return item
+    if _is_ndarray(item) and item.ndim == 0 and item.dtype.kind in "iu":
+        return operator.index(item)  # torch reads a 0-d integer array as an int
+    if _is_ndarray(item) or isinstance(item, (list, tuple, range)):
+        tensor = _sequence_to_tensor(item)
+        if tensor.dtype == torch.uint8:
+            raise IndexError(_UINT8)
+        return tensor
+    if isinstance(item, (str, bytes)):  # torch: "new(): invalid data type 'str'"
+        raise TypeError(f"an index cannot be a {type(item).__name__} ({item!r})")
+    try:
+        return operator.index(item)  # NumPy integers and other __index__ objects
+    except TypeError:
+        raise IndexError(_BAD_ITEM.format(type(item).__name__)) from None
+
+
+def _items(index: Any) -> tuple[Any, ...]:
+    return tuple(_item(i) for i in _as_tuple(index))
+
+
+def _check_layout(x: Any) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    if x.layout is not torch.strided:
+        if x.is_sparse or x.layout in (
+            torch.sparse_csr,
+            torch.sparse_csc,
+            torch.sparse_bsr,
+            torch.sparse_bsc,
+        ):
+            raise TypeError("Cannot assign to a sparse tensor")
+        raise TypeError(f"Cannot assign to a tensor of layout {x.layout}")
+
+
+def _basic_steps(shape: torch.Size, items: tuple[Any, ...]) -> tuple[tuple[Step, ...], bool]:
+    """``(steps, has_new_axes)`` of a basic index, with torch's errors."""
+    ndim = len(shape)
+    n_real = 0
+    new_axes = False
+    for i in items:
+        if i is None:
+            new_axes = True
+        elif i is not Ellipsis:
+            n_real += 1
+    if n_real > ndim:
+        if ndim == 0 and len(items) == 1 and type(items[0]) is int:
+            raise IndexError(
+                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+            )
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    steps: list[Step] = []
+    dim = 0  # dimension of the original tensor
+    out_dim = 0  # dimension of the tensor left after the steps so far
+    for item in items:
+        if item is None:
+            continue
+        if item is Ellipsis:
+            skipped = ndim - n_real
+            dim += skipped
+            out_dim += skipped
+            continue
+        size = shape[dim]
+        if type(item) is slice:
+            step = None if item.step is None else operator.index(item.step)
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            if step is not None and step < 0:
+                raise ValueError("step must be greater than zero")
+            start, stop, step = item.indices(size)
+            stop = max(stop, start)
+            if start != 0 or stop != size or step != 1:
+                steps.append((out_dim, slice(start, stop, step)))
+            out_dim += 1
+        else:
+            if not -size <= item < size:
+                raise IndexError(
+                    f"index {item} is out of bounds for dimension {dim} with size {size}"
+                )
+            steps.append((out_dim, item % size))
+        dim += 1
+    return tuple(steps), new_axes
+
+
+class ReadIndex:
+    """An index as torch's setitem reads it, for a tensor of a given shape.
+
+    Build one with :meth:`read`. ``kind`` is ``"basic"`` for ints, slices,
+    one ``...`` and ``None`` alone; ``"mask"`` for one boolean tensor over
+    the leading dimensions; ``"advanced"`` for anything with an index tensor
+    (lists and NumPy arrays included, and torch's rarely used several
+    ``...``). ``index`` is the index as a tuple torch reads the same way as
+    the user's: lists and NumPy arrays converted to tensors as torch converts
+    them, Python bools to 0-d bool tensors. Reading checks ints and slices
+    against the shape and a mask's shape; index tensors are checked by torch
+    when a form is built from them.
+    """
+
+    __slots__ = ("_new_axes", "_steps", "device", "index", "kind", "shape")
+
+    shape: torch.Size
+    device: torch.device
+    index: tuple[Any, ...]
+    kind: Kind
+
+    def __init__(
+        self, shape: torch.Size, device: torch.device, index: tuple[Any, ...], kind: Kind
+    ) -> None:
+        self.shape, self.device, self.index, self.kind = shape, device, index, kind
+        self._steps: tuple[Step, ...] | None = None
+        self._new_axes: tuple[int, ...] | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(kind={self.kind!r}, shape={list(self.shape)}, index={self.index!r})"
+
+    @classmethod
+    def read(cls: type[_R], x: Tensor, index: Any) -> _R:  # noqa: PYI019 - Python 3.10
+        """Read ``x[index]``; raise torch's error for a bad index.
+
+        >>> ReadIndex.read(torch.zeros(3), 5)
+        Traceback (most recent call last):
+            ...
+        IndexError: index 5 is out of bounds for dimension 0 with size 3
+        """
+        if (type(x) is not Tensor and not isinstance(x, Tensor)) or x.layout is not _STRIDED:
+            _check_layout(x)
+        shape = x.shape
+        tp = type(index)
+        if tp is Tensor and index.dtype is _BOOL and index.shape == shape:
+            return cls(shape, x.device, (index,), "mask")  # the common mask: nothing to check
+        kind: Kind
+        if tp is int or tp is slice:
+            items: tuple[Any, ...] = (index,)
+            kind = "basic"
+        elif tp is tuple and all(type(i) is int or type(i) is slice for i in index):
+            items, kind = index, "basic"
+        elif isinstance(index, Tensor):
+            items = (_item(index),)
+            kind = "mask" if index.dtype == torch.bool and index.ndim >= 1 else "advanced"
+        else:
+            items = _items(index)
+            basic = True
+            ellipses = 0
+            for i in items:
+                if i is Ellipsis:
+                    ellipses += 1
+                elif not (i is None or type(i) is int or type(i) is slice):
+                    basic = False
+            if basic and ellipses <= 1:
+                kind = "basic"
+            elif (
+                len(items) == 1
+                and isinstance(items[0], Tensor)
+                and items[0].dtype == torch.bool
+                and items[0].ndim >= 1
+            ):
+                kind = "mask"
+            else:
+                kind = "advanced"
+        read = cls(shape, x.device, items, kind)
+        if kind == "basic":
+            read._steps, new_axes = _basic_steps(shape, items)
+            if not new_axes:
+                read._new_axes = ()
+        elif kind == "mask":
+            mask = items[0]
+            if mask.ndim > len(shape) or mask.shape != shape[: mask.ndim]:
+                raise IndexError(
+                    f"The shape of the mask {list(mask.shape)} at index 0 does not match "
+                    f"the shape of the indexed tensor {list(shape)} at index 0"
+                )
+        return read
+
+    @staticmethod
+    def items(ndim: int, index: Any) -> tuple[tuple[Any, int | None], ...]:
+        """Each item of ``index`` (lists, arrays and bools as tensors) with the
+        first dimension of an ``ndim``-dimensional ``x`` that it indexes
+        (``None`` for ``None`` and ``...``). Bounds are not checked.
+
+        >>> ReadIndex.items(3, (..., [0, 5]))
+        ((Ellipsis, None), (tensor([0, 5]), 2))
+        """
+        items = _items(index)
+        n_real = sum(
+            i.ndim if isinstance(i, Tensor) and i.dtype == torch.bool else 1
+            for i in items
+            if i is not None and i is not Ellipsis
+        )
+        out: list[tuple[Any, int | None]] = []
+        dim = 0
+        for item in items:
+            if item is None:
+                out.append((item, None))
+            elif item is Ellipsis:
+                out.append((item, None))
+                dim += max(ndim - n_real, 0)
+            else:
+                out.append((item, dim))
+                is_mask = isinstance(item, Tensor) and item.dtype == torch.bool
+                dim += item.ndim if is_mask else 1
+        return tuple(out)
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """The basic index as ``select``/``slice`` steps, skipping full slices.
+
+        >>> ReadIndex.read(torch.zeros(4, 5), (-1, slice(1, None))).steps
+        ((0, 3), (0, slice(1, 5, 1)))
+        """
+        if self._steps is None:
+            raise TypeError(f"only basic indices have steps; this index is {self.kind}")
+        return self._steps
+
+    @property
+    def new_axes(self) -> tuple[int, ...]:
+        """Dimensions of ``x[index]`` that ``None`` created (basic indices).
+
+        >>> ReadIndex.read(torch.zeros(2, 3), (None, 0, None)).new_axes
+        (0, 1)
+        """
+        if self.kind != "basic":
+            raise TypeError(f"only basic indices have new axes; this index is {self.kind}")
+        if self._new_axes is None:
+            axes, out_dim = [], 0
+            n_real = sum(1 for i in self.index if i is not None and i is not Ellipsis)
+            for item in self.index:
+                if item is None:
+                    axes.append(out_dim)
+                    out_dim += 1
+                elif item is Ellipsis:
+                    out_dim += len(self.shape) - n_real
+                elif type(item) is slice:
+                    out_dim += 1
+            self._new_axes = tuple(axes)
+        return self._new_axes
+
+    def index_tensors(self) -> tuple[Tensor, ...] | None:
+        """The index as a tuple of integer index tensors over the leading
+        dimensions, as ``Tensor.index_put`` takes it, or ``None`` when it holds
+        anything else (a slice, ``None``, ``...``, a mask).
+
+        >>> ReadIndex.read(torch.zeros(3, 4), ([0, 2], [1, 1])).index_tensors()
+        (tensor([0, 2]), tensor([1, 1]))
+        """
+        if self.kind != "advanced" or len(self.index) > len(self.shape):
+            return None
+        for i in self.index:
+            if type(i) is not Tensor or i.dtype is _BOOL:
+                return None
+        return self.index

@@ -19,9 +19,9 @@ recipe needs are planned from it by :class:`~inplace_recipes.indexing.IndexPlan`
 
 from __future__ import annotations
 
+import ctypes
 import operator
 import warnings
-from collections.abc import Sequence
 from typing import Any, Literal, TypeVar
 
 import torch
@@ -63,42 +63,75 @@ def _is_ndarray(obj: Any) -> bool:
     return type(obj).__module__ == "numpy" and type(obj).__name__ == "ndarray"
 
 
+_PySequence_Check = ctypes.pythonapi.PySequence_Check
+_PySequence_Check.argtypes = (ctypes.py_object,)
+_PySequence_Check.restype = ctypes.c_int
+
+
 def _is_sequence(obj: Any) -> bool:
-    """Whether torch's indexing sees ``obj`` as a sequence (``PySequence_Check``)."""
-    if isinstance(obj, (dict, Tensor)):
-        return isinstance(obj, Tensor)
-    return isinstance(obj, (list, tuple, range, str, bytes, Sequence)) or _is_ndarray(obj)
+    """Whether torch's indexing sees ``obj`` as a sequence: ``PySequence_Check``,
+    as torch calls it (true for any class with ``__getitem__`` that is not a dict).
+
+    >>> _is_sequence([0]), _is_sequence({0: 1}), _is_sequence(3)
+    (True, False, False)
+    """
+    if isinstance(obj, (Tensor, list, tuple, range)) or _is_ndarray(obj):
+        return True
+    return bool(_PySequence_Check(obj))
+
+
+def _reads_as_tuple(seq: Any) -> bool:
+    """torch's ``treatSequenceAsTuple`` for a sequence that is not a tuple, tensor
+    or NumPy array: fewer than 32 items, one of them a tensor, a sequence, a
+    slice, ``None`` or ``...`` (NumPy's old rule, which torch 2.13 still
+    follows with a deprecation warning). A ``len`` or an item that fails
+    makes it one index, as in torch (which then reports the failure)."""
+    try:
+        n = len(seq)
+    except Exception:  # noqa: BLE001 - torch clears any error here
+        return False
+    if n >= 32:
+        return False
+    for i in range(n):
+        try:
+            item = seq[i]
+        except Exception:  # noqa: BLE001 - torch clears any error here
+            return False
+        if isinstance(item, slice) or item is None or item is Ellipsis or _is_sequence(item):
+            return True
+    return False
 
 
 def _as_tuple(index: Any) -> tuple[Any, ...]:
     """The index as torch's setitem reads it: a tuple of items.
 
-    A list (not a tuple, tensor or NumPy array) of fewer than 32 items is a
-    tuple of indices when one of its items is a tensor, a sequence, a slice,
-    ``None`` or ``...`` (NumPy's old rule, which torch 2.13 still follows with
-    a deprecation warning); otherwise it is one index.
+    A sequence other than a tuple, a tensor, a NumPy array or a string is a
+    tuple of indices when :func:`_reads_as_tuple` says so; otherwise it is
+    one index.
     """
     if isinstance(index, tuple):
         return tuple(index)
-    if isinstance(index, Tensor) or _is_ndarray(index) or isinstance(index, (str, bytes)):
+    if isinstance(index, (Tensor, str, bytes)) or _is_ndarray(index) or not _is_sequence(index):
         return (index,)
-    if isinstance(index, (list, range)) or (
-        isinstance(index, Sequence) and not isinstance(index, (str, bytes))
-    ):
-        items = list(index)
-        if len(items) < 32 and any(
-            isinstance(i, slice) or i is None or i is Ellipsis or _is_sequence(i) for i in items
-        ):
-            warnings.warn(SEQUENCE_AS_TUPLE_WARNING, UserWarning, stacklevel=4)
-            return tuple(items)
+    if _reads_as_tuple(index):
+        warnings.warn(SEQUENCE_AS_TUPLE_WARNING, UserWarning, stacklevel=4)
+        return tuple(index)
     return (index,)
 
 
 def _sequence_to_tensor(item: Any) -> Tensor:
-    """A list or NumPy array inside an index, as torch converts it: bool stays
-    bool, uint8 stays uint8 (then refused), anything else becomes int64."""
+    """A sequence or NumPy array inside an index, as torch converts it: bool
+    stays bool, uint8 stays uint8 (then refused), anything else becomes int64."""
     # torch's own errors (a ragged list, a list of strings) pass through unchanged
-    tensor = torch.as_tensor(item) if _is_ndarray(item) else torch.tensor(item)
+    if _is_ndarray(item):
+        tensor = torch.as_tensor(item)
+    elif not isinstance(item, (list, tuple, range)):  # a sequence-like of the user's
+        tensor = torch.tensor(_read_items(item))
+    else:
+        try:
+            tensor = torch.tensor(item)
+        except Exception:  # noqa: BLE001 - read it as setitem does, for setitem's error
+            tensor = torch.tensor(_read_items(item))
     if tensor.dtype in (torch.bool, torch.uint8):
         return tensor
     if tensor.is_complex():
@@ -106,35 +139,98 @@ def _sequence_to_tensor(item: Any) -> Tensor:
     return tensor.long()
 
 
+def _read_items(seq: Any) -> list[Any]:
+    """``seq`` as nested lists, read in the order setitem reads an index:
+    ``len(seq)``, then each ``seq[i]`` in turn, nested sequences first, so that
+    the first error (their own, or torch's for an item it cannot convert) is
+    setitem's.
+
+    >>> _read_items(range(3))
+    [0, 1, 2]
+    """
+    items = []
+    for i in range(len(seq)):
+        item = seq[i]
+        if item is seq:
+            raise TypeError("new(): self-referential lists are incompatible")
+        nested = not isinstance(item, (Tensor, str, bytes)) and not _is_ndarray(item)
+        if nested and _is_sequence(item):
+            item = _read_items(item)
+        else:
+            torch.tensor(item)  # torch's error for an item it cannot convert
+        items.append(item)
+    if items and not isinstance(seq, (list, tuple, range)):  # torch copies them by iterating
+        walked = len(list(seq))
+        if walked != len(items):
+            raise ValueError(f"expected sequence of length {len(items)} at dim 0 (got {walked})")
+    return items
+
+
 def _item(item: Any) -> Any:
-    """One item of the index tuple, in the form the plan keeps."""
+    """One item of the index tuple, in the form the plan keeps.
+
+    As torch's setitem reads it: a 0-d integer tensor is a position (kept as
+    an int64 tensor), a 0-d uint8 tensor or NumPy array a 0-d mask, like a
+    bool; any other 0-d NumPy array is cast to int64 and is an int. An object
+    with ``__getitem__`` is converted by ``torch.tensor`` (so its own errors
+    pass through), one with ``__index__`` only is an int.
+
+    >>> import numpy as np
+    >>> _item(np.array(3, dtype=np.uint8)), _item(torch.tensor(2, dtype=torch.int8))
+    (tensor(True), tensor(2))
+    """
     if item is None or item is Ellipsis or type(item) is int or type(item) is slice:
         return item
     if isinstance(item, bool):  # Python bools index like 0-d masks, not like ints
         return torch.tensor(item)
     if isinstance(item, Tensor):
         if item.dtype not in _INDEX_DTYPES:
+            if item.ndim == 0 and item.dtype == torch.uint8:
+                return item != 0  # torch reads a 0-d uint8 tensor as a bool
+            if item.ndim == 0 and not (item.is_floating_point() or item.is_complex()):
+                return item.long()  # ... and a 0-d integer tensor of any dtype as a position
             if item.dtype == torch.uint8:
                 raise IndexError(_UINT8)
             raise IndexError(_BAD_DTYPE.format(item.dtype))
         return item
-    if _is_ndarray(item) and item.ndim == 0 and item.dtype.kind in "iu":
-        return operator.index(item)  # torch reads a 0-d integer array as an int
-    if _is_ndarray(item) or isinstance(item, (list, tuple, range)):
+    if _is_ndarray(item) and item.ndim == 0:
+        if item.dtype.kind == "b" or item.dtype.name == "uint8":  # a 0-d mask
+            return torch.tensor(bool(item))
+        return int(torch.as_tensor(item).long())  # torch casts to int64 (wrapping, truncating)
+    if isinstance(item, (str, bytes)):  # torch: "new(): invalid data type 'str'"
+        raise TypeError(f"an index cannot be a {type(item).__name__} ({item!r})")
+    if _is_sequence(item):
         tensor = _sequence_to_tensor(item)
         if tensor.dtype == torch.uint8:
             raise IndexError(_UINT8)
         return tensor
-    if isinstance(item, (str, bytes)):  # torch: "new(): invalid data type 'str'"
-        raise TypeError(f"an index cannot be a {type(item).__name__} ({item!r})")
     try:
         return operator.index(item)  # NumPy integers and other __index__ objects
     except TypeError:
         raise IndexError(_BAD_ITEM.format(type(item).__name__)) from None
 
 
-def _items(index: Any) -> tuple[Any, ...]:
-    return tuple(_item(i) for i in _as_tuple(index))
+def _specified_dims(items: tuple[Any, ...]) -> int:
+    """How many dimensions of ``x`` torch's setitem counts for the raw items
+    (``count_specified_dimensions``): a bool or uint8 tensor counts its
+    dimensions, ``None``, ``...`` and Python bools none, anything else one
+    (a 0-d bool NumPy array too)."""
+    count = 0
+    for item in items:
+        if isinstance(item, Tensor):
+            count += item.ndim if item.dtype in (torch.bool, torch.uint8) else 1
+        elif not (item is None or item is Ellipsis or item is True or item is False):
+            count += 1
+    return count
+
+
+def _items(index: Any, ndim: int | None = None) -> tuple[Any, ...]:
+    """The items of ``index`` as the plan keeps them; with ``ndim``, torch's
+    "too many indices" error for an ``ndim``-dimensional ``x`` first."""
+    raw = _as_tuple(index)
+    if ndim is not None and _specified_dims(raw) > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    return tuple(_item(i) for i in raw)
 
 
 def _check_layout(x: Any) -> None:
@@ -257,7 +353,7 @@ class ReadIndex:
             items = (_item(index),)
             kind = "mask" if index.dtype == torch.bool and index.ndim >= 1 else "advanced"
         else:
-            items = _items(index)
+            items = _items(index, len(shape))
             basic = True
             ellipses = 0
             for i in items:

@@ -460,4 +460,9 @@ def as_value(value: Any, x: Tensor) -> Tensor:
             raise TypeError(
                 f"value must be a Python number or a torch.Tensor, got {type(value).__name__}"
             ) from None
+    if type(value) is int and not -(1 << 63) <= value < (1 << 63):
+        raise ValueError(  # setitem reads a Python int as an int64 first, for every dtype
+            f"value {value} does not fit in int64, as setitem requires "
+            "(torch: Overflow when unpacking long long)"
+        )
     return torch.scalar_tensor(value, dtype=x.dtype, device=x.device)

@@ -58,6 +58,11 @@ class UnsupportedValueError(NotApplicable, ValueError):
 #: The signature every recipe shares.
 Recipe = Callable[[Tensor, Any, Any], Tensor]
 
+#: Unsigned dtypes that torch 2.13 can copy but not ``index_put``, ``scatter``,
+#: ``masked_fill`` or add on the CPU: the recipes write them through a view as
+#: the signed dtype of the same width (the same bits), see :func:`_wide_unsigned`.
+_SIGNED_OF = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
+
 #: Dtypes that a Python float is written into exactly as setitem writes it,
 #: so the recipes hand it to torch as a number, with no tensor to build.
 _FLOAT_DTYPES = (torch.float32, torch.float64)
@@ -108,6 +113,32 @@ def _refuse_duplicates_for_grad(name: str, plan: IndexPlan, value: Any) -> None:
         )
 
 
+def _wide_unsigned(recipe: Recipe, plan: IndexPlan, x: Tensor, index: Any, value: Any) -> Tensor:
+    """``recipe`` on a uint16, uint32 or uint64 ``x``, as setitem writes it.
+
+    Ints, slices, ``...``, ``None``, 0-d integer tensors and a lone bool go
+    through the recipe on a view of ``x`` as the signed dtype of the same
+    width (its kernels exist; integers have no gradient). A mask or index
+    tensors go to setitem itself, which raises its ``NotImplementedError``
+    naming the kernel and dtype where torch lacks them, as on the CPU.
+
+    >>> mask_blend(torch.zeros(3, dtype=torch.uint16), 1, 65535)
+    tensor([    0, 65535,     0], dtype=torch.uint16)
+    >>> where(torch.zeros(2, dtype=torch.uint32), torch.tensor([True, False]), 1)
+    Traceback (most recent call last):
+        ...
+    NotImplementedError: "masked_fill" not implemented for 'UInt32'
+    """
+    lone_bool = index is True or index is False  # setitem copies or skips: no kernel
+    if not lone_bool and any(
+        isinstance(i, Tensor) and (i.ndim or i.dtype == torch.bool) for i in plan.index
+    ):
+        return clone_setitem(x, index, value)
+    signed = _SIGNED_OF[x.dtype]
+    written = recipe(x.view(signed), index, as_value(value, x).view(signed))
+    return written.view(x.dtype)
+
+
 def inplace_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
     """The in-place baseline: ``x[index] = value``; returns ``x`` itself.
 
@@ -150,6 +181,8 @@ def mask_blend(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([1., 5., 1.])
     """
     plan = IndexPlan.of(x, index)
+    if x.dtype in _SIGNED_OF:
+        return _wide_unsigned(mask_blend, plan, x, index, value)
     if plan.kind != "mask" and _plain_float(x, value):  # x * (1 - m) + value * m
         keep, put = plan.weights(x.dtype)
         blended: Tensor = x * keep + put * value
@@ -182,6 +215,8 @@ def where(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([0., 1., 0.])
     """
     plan = IndexPlan.of(x, index)
+    if x.dtype in _SIGNED_OF:
+        return _wide_unsigned(where, plan, x, index, value)
     if _plain_float(x, value):
         return torch.where(plan.mask(), value, x)
     v = as_value(value, x)
@@ -239,8 +274,10 @@ def index_put(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([2., 0., 0., 1.])
     """
     plan = IndexPlan.of(x, index)
+    if x.dtype in _SIGNED_OF:
+        return _wide_unsigned(index_put, plan, x, index, value)
     v = _checked_value(plan, x, value)
-    if plan.kind == "mask":
+    if plan.kind == "mask" and x.ndim:  # a 0-d mask of a 0-d x: flat, below
         return x.index_put((plan.index[0],), plan.fit(v) if v.numel() != 1 else v)
     indices = plan.index_put_indices()
     source = plan.index_put_value(v)
@@ -263,6 +300,8 @@ def scatter(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([0., 4., 5.])
     """
     plan = IndexPlan.of(x, index)
+    if x.dtype in _SIGNED_OF:
+        return _wide_unsigned(scatter, plan, x, index, value)
     positions = plan.flat_positions(flatten=True)
     source = value if _plain_float(x, value) else plan.fit(as_value(value, x)).reshape(-1)
     if x.ndim == 1:
@@ -309,6 +348,8 @@ def select_scatter(x: Tensor, index: Any, value: Any) -> Tensor:
             [1., 0., 1.]])
     """
     plan = IndexPlan.of(x, index)
+    if x.dtype in _SIGNED_OF:
+        return _wide_unsigned(select_scatter, plan, x, index, value)
     if plan.kind != "basic":
         plan.check()  # torch's error for index tensors that do not fit, first
         v = as_value(value, x)
@@ -363,6 +404,8 @@ def masked_fill(x: Tensor, index: Any, value: Any) -> Tensor:
             [0., 9., 0.]])
     """
     plan = IndexPlan.of(x, index)
+    if x.dtype in _SIGNED_OF:
+        return _wide_unsigned(masked_fill, plan, x, index, value)
     if _plain_float(x, value):
         return x.masked_fill(plan.mask(), value)
     v = as_value(value, x)

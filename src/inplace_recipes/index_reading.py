@@ -169,26 +169,28 @@ def _read_items(seq: Any) -> list[Any]:
 def _item(item: Any) -> Any:
     """One item of the index tuple, in the form the plan keeps.
 
-    As torch's setitem reads it: a 0-d integer tensor is a position (kept as
-    an int64 tensor), a 0-d uint8 tensor or NumPy array a 0-d mask, like a
-    bool; any other 0-d NumPy array is cast to int64 and is an int. An object
+    As torch's setitem reads it: a 0-d integer tensor is an int (read with
+    ``item()`` where its value can be read, else kept as an int64 index
+    tensor), a 0-d uint8 tensor or NumPy array a 0-d mask, like a bool; any
+    other 0-d NumPy array is cast to int64 and is an int. An object
     with ``__getitem__`` is converted by ``torch.tensor`` (so its own errors
     pass through), one with ``__index__`` only is an int.
 
     >>> import numpy as np
     >>> _item(np.array(3, dtype=np.uint8)), _item(torch.tensor(2, dtype=torch.int8))
-    (tensor(True), tensor(2))
+    (tensor(True), 2)
     """
     if item is None or item is Ellipsis or type(item) is int or type(item) is slice:
         return item
     if isinstance(item, bool):  # Python bools index like 0-d masks, not like ints
         return torch.tensor(item)
     if isinstance(item, Tensor):
-        if item.dtype not in _INDEX_DTYPES:
-            if item.ndim == 0 and item.dtype == torch.uint8:
+        if item.ndim == 0 and item.dtype is not _BOOL and not item.is_floating_point():
+            if item.dtype == torch.uint8:
                 return item != 0  # torch reads a 0-d uint8 tensor as a bool
-            if item.ndim == 0 and not (item.is_floating_point() or item.is_complex()):
-                return item.long()  # ... and a 0-d integer tensor of any dtype as a position
+            if not item.is_complex():  # ... and a 0-d integer tensor as an int (select)
+                return int(item) if _readable(item) else item.long()
+        if item.dtype not in _INDEX_DTYPES:
             if item.dtype == torch.uint8:
                 raise IndexError(_UINT8)
             raise IndexError(_BAD_DTYPE.format(item.dtype))
@@ -208,6 +210,21 @@ def _item(item: Any) -> Any:
         return operator.index(item)  # NumPy integers and other __index__ objects
     except TypeError:
         raise IndexError(_BAD_ITEM.format(type(item).__name__)) from None
+
+
+def _readable(t: Tensor) -> bool:
+    """Whether the value of a 0-d index tensor can be read here, as setitem
+    reads it (``item()``): not while ``torch.compile`` traces, under a
+    dispatch mode (fake tensors), on the meta device, for a tensor subclass
+    or one that ``vmap`` batches. Elsewhere the tensor stays an index tensor,
+    which selects the same elements."""
+    return not (
+        torch.compiler.is_compiling()
+        or torch._C._len_torch_dispatch_stack()
+        or type(t) is not Tensor
+        or t.is_meta
+        or torch._C._functorch.is_batchedtensor(t)
+    )
 
 
 def _specified_dims(items: tuple[Any, ...]) -> int:
@@ -350,8 +367,13 @@ class ReadIndex:
         elif tp is tuple and all(type(i) is int or type(i) is slice for i in index):
             items, kind = index, "basic"
         elif isinstance(index, Tensor):
+            if not shape and (index.ndim or index.dtype not in (_BOOL, torch.uint8)):
+                raise IndexError("too many indices for tensor of dimension 0")
             items = (_item(index),)
-            kind = "mask" if index.dtype == torch.bool and index.ndim >= 1 else "advanced"
+            if type(items[0]) is int:  # a 0-d integer tensor: an int, as torch reads it
+                kind = "basic"
+            else:
+                kind = "mask" if index.dtype == torch.bool and index.ndim >= 1 else "advanced"
         else:
             items = _items(index, len(shape))
             basic = True

@@ -465,6 +465,23 @@ def test_named_case(
     check_write(name, x, index, value)
 
 
+_WIDE_UNSIGNED_OPS: dict[str, Callable[[torch.Tensor], Any]] = {
+    "index_put": lambda x: x.index_put((torch.tensor([0, 2]),), x[0]),
+    "scatter": lambda x: x.scatter(0, torch.tensor([0, 2]), x[:2]),
+    "masked_fill": lambda x: x.masked_fill(torch.tensor([True, False, True]), x[0]),
+    "add": lambda x: x + x,
+}
+
+
+@pytest.mark.parametrize("op", list(_WIDE_UNSIGNED_OPS))
+@pytest.mark.parametrize("dtype", [torch.uint16, torch.uint32, torch.uint64])
+def test_torch_lacks_these_kernels(dtype: torch.dtype, op: str) -> None:
+    """What the recipes' module docstring says of uint16/32/64 on the CPU; when
+    torch adds one of these kernels, this fails and the sentence must change."""
+    with pytest.raises(NotImplementedError, match="not implemented for 'UInt"):
+        _WIDE_UNSIGNED_OPS[op](torch.zeros(3, dtype=dtype))
+
+
 def test_errors_name_the_problem() -> None:
     """Where torch's message is torch's own, ours names the dtype or the index too."""
     mask = torch.tensor([True, False, True])

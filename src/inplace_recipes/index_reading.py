@@ -3,8 +3,10 @@
 :meth:`ReadIndex.read` takes the index a user writes in ``x[index] = value``
 and reads it item by item exactly as torch's setitem does (a list holding a
 list, a slice, ``None``, ``...`` or a tensor is a tuple of indices, any other
-list or a NumPy array is one index tensor, a Python bool is a 0-d mask, and
-so on), with torch's errors for what torch refuses. The result says what
+list or a NumPy array is one index tensor, a Python bool or a 0-d uint8
+array or tensor is a 0-d mask, any other 0-d integer tensor or 0-d array an
+int, any object with ``__getitem__`` a sequence, and so on), with torch's
+errors for what torch refuses. The result says what
 kind of index it is and, for ints and slices, the ``select``/``slice``
 steps it takes. It builds no tensor for ints and slices; the forms a
 recipe needs are planned from it by :class:`~inplace_recipes.indexing.IndexPlan`.

@@ -13,6 +13,21 @@ the documentation presents them.
 tensor([0., 7., 0., 7.])
 >>> x  # unchanged
 tensor([0., 0., 0., 0.])
+
+Torch can copy uint16, uint32 and uint64 tensors but has no ``index_put``,
+``scatter``, ``masked_fill`` or addition for them on the CPU: the recipes write
+ints and slices into them through a view as the signed dtype of the same width,
+and for a mask or index tensors raise setitem's own ``NotImplementedError``.
+One check that setitem skips is kept: ``x[False] = value`` returns before
+looking at the value, while every recipe but ``clone`` raises torch's shape
+error for a value that fits no write:
+
+>>> y = torch.zeros(2)
+>>> y[False] = torch.ones(5)  # no error
+>>> RECIPES["where"](y, False, torch.ones(5))
+Traceback (most recent call last):
+    ...
+RuntimeError: shape mismatch: value tensor of shape [5] cannot be broadcast to indexing result of shape [0, 2]
 """
 
 from __future__ import annotations

@@ -99,6 +99,8 @@ def _sequence_to_tensor(item: Any) -> Tensor:
     bool, uint8 stays uint8 (then refused), anything else becomes int64."""
     # torch's own errors (a ragged list, a list of strings) pass through unchanged
     tensor = torch.as_tensor(item) if _is_ndarray(item) else torch.tensor(item)
+    if tensor.dtype is torch.int64:  # a list of ints: done
+        return tensor
     if tensor.dtype in (torch.bool, torch.uint8):
         return tensor
     if tensor.is_complex():

@@ -265,8 +265,8 @@ class IndexPlan(ReadIndex):
                 if dim != len(shape) - 1:
                     grid = grid.view(grid.shape + (1,) * (len(shape) - 1 - dim))
                 return dim, grid if len(shape) == 1 else grid.expand(kept)
-            kept = (*shape[:dim], 1, *shape[dim + 1 :])
-            return dim, torch.full(kept, where, dtype=_LONG, device=device)
+            ones = (*shape[:dim], 1, *shape[dim + 1 :])
+            return dim, torch.full(ones, where, dtype=_LONG, device=device)
         tensors = self.index_tensors()
         if tensors is None or len(tensors) != 1 or tensors[0].ndim != 1:
             return None

@@ -134,6 +134,8 @@ def _sequence_to_tensor(item: Any) -> Tensor:
             tensor = torch.tensor(item)
         except Exception:  # noqa: BLE001 - read it as setitem does, for setitem's error
             tensor = torch.tensor(_read_items(item))
+    if tensor.dtype is torch.int64:  # a list of ints: done
+        return tensor
     if tensor.dtype in (torch.bool, torch.uint8):
         return tensor
     if tensor.is_complex():

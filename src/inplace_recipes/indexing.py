@@ -46,8 +46,15 @@ _LONG = torch.long
 _ONE_GRID_MAX = 1 << 20
 
 
+_current_level = torch._C._functorch.maybe_current_level
+
+
 def _is_batched(t: Tensor) -> bool:
     return bool(torch._C._functorch.is_batchedtensor(t))
+
+
+def _ints_only(steps: tuple[Step, ...]) -> bool:
+    return all(type(where) is not slice for _, where in steps)
 
 
 def _contiguous_strides(shape: torch.Size) -> list[int]:
@@ -131,8 +138,16 @@ class IndexPlan(ReadIndex):
                     self._result_shape = self.flat_positions().shape
         return self._result_shape
 
+    @property
+    def written_shape(self) -> torch.Size:
+        """The shape of ``x[index]`` without the axes ``None`` adds (basic indices).
+
+        >>> IndexPlan.of(torch.zeros(2, 3), (None, 1, slice(1, None))).written_shape
+        torch.Size([2])
+        """
+        return torch.Size(self._written_shape())
+
     def _written_shape(self) -> list[int]:
-        """The shape of ``x[index]`` without the axes ``None`` adds (basic indices)."""
         sizes = list(self.shape)
         for dim, step in self.steps:
             if type(step) is slice:
@@ -156,6 +171,9 @@ class IndexPlan(ReadIndex):
         """
         if self._positions is None:
             if self.kind == "basic":
+                steps = self.steps
+                if flatten and len(steps) == len(self.shape) and _ints_only(steps):
+                    return self._basic_positions(flat=True)  # one element, as [position]
                 self._positions = self._basic_positions()
             elif self.kind == "mask" and self.index[0].ndim == len(self.shape):
                 self._positions = self.index[0].reshape(-1).nonzero().squeeze(1)
@@ -166,7 +184,7 @@ class IndexPlan(ReadIndex):
             return positions.reshape(-1)
         return positions
 
-    def _basic_positions(self) -> Tensor:
+    def _basic_positions(self, flat: bool = False) -> Tensor:
         """Positions of a basic index: its offset plus one ``arange`` per dimension it keeps."""
         shape = self.shape
         strides = _contiguous_strides(shape)
@@ -192,6 +210,8 @@ class IndexPlan(ReadIndex):
         if any(length == 0 for _, length in kept):  # nothing written
             return torch.empty(self.result_shape, dtype=_LONG, device=self.device)
         if not kept:
+            if flat:
+                return torch.full((1,), offset, dtype=_LONG, device=self.device)
             positions = torch.scalar_tensor(offset, dtype=_LONG, device=self.device)
         last = len(kept) - 1
         for k, (stride, length) in enumerate(kept):
@@ -222,6 +242,54 @@ class IndexPlan(ReadIndex):
             return torch.zeros((), dtype=_LONG, device=self.device)[self.index]
         return flat
 
+    def scatter_index(self) -> tuple[int, Tensor] | None:
+        """``(dim, index)`` for ``x.scatter(dim, index, src)`` when the index writes
+        along one dimension: one int or slice (``src`` then has the shape of
+        ``x[index]`` with that dimension kept, length one for an int), or one
+        1-D index tensor over the first dimension; ``None`` otherwise (then
+        scatter the flat positions into ``x.reshape(-1)``).
+
+        >>> IndexPlan.of(torch.zeros(2, 3), (slice(None), slice(1, None))).scatter_index()
+        (1, tensor([[1, 2],
+                [1, 2]]))
+        """
+        shape, device = self.shape, self.device
+        if self.kind == "basic":
+            steps = self.steps
+            if len(steps) != 1 or not shape:
+                return None
+            dim, where = steps[0]
+            if type(where) is slice:
+                grid = torch.arange(where.start, where.stop, where.step, device=device)
+                kept = shape[:dim] + grid.shape + shape[dim + 1 :]
+                if dim != len(shape) - 1:
+                    grid = grid.view(grid.shape + (1,) * (len(shape) - 1 - dim))
+                return dim, grid if len(shape) == 1 else grid.expand(kept)
+            ones = (*shape[:dim], 1, *shape[dim + 1 :])
+            return dim, torch.full(ones, where, dtype=_LONG, device=device)
+        tensors = self.index_tensors()
+        if tensors is None or len(tensors) != 1 or tensors[0].ndim != 1:
+            return None
+        rows = torch.arange(shape[0], device=device)[tensors[0]]  # torch checks, wraps negatives
+        if len(shape) == 1:
+            return 0, rows
+        return 0, rows.view(rows.shape + (1,) * (len(shape) - 1)).expand(rows.shape + shape[1:])
+
+    def scatter_source(self, value: Tensor, dim: int) -> Tensor:
+        """``value`` in the shape :meth:`scatter_index` writes along ``dim``.
+
+        >>> IndexPlan.of(torch.zeros(2, 3), 1).scatter_source(torch.tensor([1.0, 2.0, 3.0]), 0)
+        tensor([[1., 2., 3.]])
+        """
+        fitted = self.fit(value)
+        if self.kind != "basic":
+            return fitted
+        for axis in reversed(self.new_axes):
+            fitted = fitted.squeeze(axis)
+        if type(self.steps[0][1]) is not slice:
+            fitted = fitted.unsqueeze(dim)
+        return fitted
+
     def written(self, dtype: torch.dtype) -> Tensor:
         """A tensor of ``dtype`` broadcastable to ``x``'s shape: one (True) where
         ``x[index]`` writes, zero elsewhere; do not write into it.
@@ -241,11 +309,14 @@ class IndexPlan(ReadIndex):
         if self.kind == "basic":
             out[tuple(i for i in self.index if i is not None)] = 1
             return out
+        tensors = self.index_tensors()
+        if _current_level() is None and tensors is not None:
+            out[tensors] = 1  # torch checks the index
+            return out
         # out of place, so that a batched index works under vmap
         one = torch.ones((), dtype=dtype, device=device)
-        tensors = self.index_tensors()
         if tensors is not None:
-            return out.index_put(tensors, one)  # torch checks the index
+            return out.index_put(tensors, one)
         return out.view(-1).index_put((self.flat_positions(flatten=True),), one).view(shape)
 
     def mask(self) -> Tensor:
@@ -351,7 +422,7 @@ class IndexPlan(ReadIndex):
         if value.numel() == 1 and self.kind != "advanced":  # one element always fits
             return value if value.ndim == 0 else value.reshape(())
         value = self.fit(value)
-        if self.kind == "basic" and all(type(s) is not slice for _, s in self.steps):
+        if self.kind == "basic" and _ints_only(self.steps):
             for axis in reversed(self.new_axes):
                 value = value.squeeze(axis)
             for dim, _ in reversed(self.steps):

@@ -198,10 +198,12 @@ def mask_blend(x: Tensor, index: Any, value: Any) -> Tensor:
     plan = IndexPlan.of(x, index)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(mask_blend, plan, x, index, value)
-    if plan.kind != "mask" and _plain_float(x, value):  # x * (1 - m) + value * m
+    if _plain_float(x, value):  # x * (1 - m) + value * m, the product in x's dtype
+        if plan.kind == "mask":
+            mask = plan.mask()
+            return torch.add(x * ~mask, mask, alpha=value)
         keep, put = plan.weights(x.dtype)
-        blended: Tensor = x * keep + put * value
-        return blended
+        return torch.add(x * keep, put, alpha=value)
     if plan.kind == "basic":
         keep, put = plan.weights(x.dtype)
     else:  # bool weights: x's dtype wins the promotion (0-d values are tensors below)
@@ -304,9 +306,11 @@ def index_put(x: Tensor, index: Any, value: Any) -> Tensor:
 def scatter(x: Tensor, index: Any, value: Any) -> Tensor:
     """``torch.scatter`` on the flat positions of the index.
 
-    ``x.scatter(0, positions, source)`` on a 1-D ``x``, and
-    ``x.flatten().scatter(0, positions, source).view_as(x)`` otherwise; a mask's
-    positions come from ``nonzero``, those of ints and slices from one
+    ``x.scatter(dim, positions, source)`` when the index writes along one
+    dimension (one int or slice, or one index tensor over the first
+    dimension: ``x.scatter(0, torch.full((1, C), r), v)`` for a row), and
+    ``x.flatten().scatter(0, positions, source).view_as(x)`` otherwise; a
+    mask's positions come from ``nonzero``, those of ints and slices from one
     ``arange`` per dimension they keep. With duplicate
     positions, values and gradients match setitem's on the CPU (the last
     write wins); ``scatter_reduce``/``scatter_add`` combine them instead.
@@ -317,10 +321,14 @@ def scatter(x: Tensor, index: Any, value: Any) -> Tensor:
     plan = IndexPlan.of(x, index)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(scatter, plan, x, index, value)
+    plain = _plain_float(x, value)
+    along = plan.scatter_index()
+    if along is not None:  # along one dimension: x.scatter(dim, index, source)
+        dim, positions = along
+        source = value if plain else plan.scatter_source(as_value(value, x), dim)
+        return x.scatter(dim, positions, source)
     positions = plan.flat_positions(flatten=True)
-    source = value if _plain_float(x, value) else plan.fit(as_value(value, x)).reshape(-1)
-    if x.ndim == 1:
-        return x.scatter(0, positions, source)
+    source = value if plain else plan.fit(as_value(value, x)).reshape(-1)
     return x.flatten().scatter(0, positions, source).view_as(x)
 
 
@@ -374,8 +382,10 @@ def select_scatter(x: Tensor, index: Any, value: Any) -> Tensor:
             "recipe 'select_scatter' takes only ints, slices, '...' and None, "
             f"not an index with tensors ({plan.kind} index); use 'index_put' or 'where'"
         )
-    part = plan.fitted(value, x)  # torch's shape error if it does not fit
-    if plan.new_axes:
+    if type(value) is float:  # as a user writes it: torch.full(shape, value)
+        part = torch.full(plan.written_shape, value, dtype=x.dtype, device=x.device)
+    else:
+        part = plan.fitted(value, x)  # torch's shape error if it does not fit
         for axis in reversed(plan.new_axes):
             part = part.squeeze(axis)
     steps = plan.steps

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from ..recipes import RECIPES, NotApplicable, inplace_setitem
-from .entries import RAW_OF, WRITES, shape_for
+from .entries import OVERHEAD_WRITES, RAW_OF, WRITES, shape_for
 from .memory import saved_bytes
 
 __all__ = [
@@ -42,7 +42,6 @@ RESULTS_DIR = Path(__file__).resolve().parents[3] / "benchmarks" / "results"
 
 #: The sizes and writes of the overhead comparisons.
 OVERHEAD_SIZES = (10**3, 10**4, 10**6)
-OVERHEAD_WRITES = ("element", "row", "slice", "mask")
 
 
 def load_results(path: str | Path | None = None) -> dict[str, Any]:
@@ -179,6 +178,7 @@ def instruction_overhead(results: dict[str, Any]) -> dict[str, dict[tuple[str, i
     if not info.get("available"):
         return {}
     count = {(c["entry"], c["write"], c["size"]): c["instructions"] for c in info["counts"]}
+    picked = {(c["write"], c["size"]): c["picks"] for c in info["counts"] if c.get("picks")}
     table: dict[str, dict[tuple[str, int], float]] = {}
     for (entry, write, size), n in count.items():
         if not n:
@@ -187,7 +187,8 @@ def instruction_overhead(results: dict[str, Any]) -> dict[str, dict[tuple[str, i
             base = count.get((RAW_OF[entry], write, size))
         elif entry == "at":
             at = find_record(results, "at", write, size) if "records" in results else None
-            base = count.get((at["picks"], write, size)) if at and at.get("picks") else None
+            picks = picked.get((write, size)) or (at.get("picks") if at else None)
+            base = count.get((picks, write, size)) if picks else None
         else:
             continue
         if base:

@@ -207,6 +207,25 @@ def check_gradients(x: torch.Tensor, index: Any, value: Any) -> None:
             assert _may_refuse(result.name, index, value), result.not_applicable
 
 
+def check_forward_mode(x: torch.Tensor, index: Any, value: torch.Tensor) -> None:
+    """Forward-mode derivatives (``torch.func.jvp``) equal torch's setitem's."""
+    if isinstance(_torch_answer(x, index, value), Exception) or _skips_value_check(x, index, value):
+        return
+    tangents = (torch.ones_like(x), torch.full_like(value, 2.0))
+
+    def through(writer: Writer) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+        return lambda a, b: writer(a, index, b)
+
+    _, want = torch.func.jvp(through(torch_setitem), (x, value), tangents)
+    for name, writer in WRITERS.items():
+        try:
+            _, got = torch.func.jvp(through(writer), (x, value), tangents)
+        except NotApplicable:
+            assert _may_refuse(name, index, value)
+            continue
+        assert torch.equal(got, want), f"{name}: tangent {got} != torch's {want}"
+
+
 # -- drawing indices the way torch reads them ----------------------------------------
 
 
@@ -564,3 +583,13 @@ def test_gradients_of_a_tensor_value(dtype: torch.dtype, index: Any) -> None:
     shape = x[index].shape
     value = (torch.arange(float(shape.numel())).reshape(shape) + 10).to(dtype)
     check_gradients(x, index, value)
+    check_forward_mode(x, index, value)
+
+
+@CORNERS
+@given(float_corner_writes())
+def test_forward_mode_at_corners(write: tuple[torch.Tensor, Any, Any]) -> None:
+    x, index, value = write
+    if not isinstance(value, torch.Tensor):
+        value = torch.tensor(value, dtype=x.dtype)
+    check_forward_mode(x, index, value)

@@ -77,6 +77,9 @@ def _is_sequence(obj: Any) -> bool:
     >>> _is_sequence([0]), _is_sequence({0: 1}), _is_sequence(3)
     (True, False, False)
     """
+    tp = type(obj)
+    if tp is int or tp is bool or tp is float or tp is slice or obj is None or obj is Ellipsis:
+        return False  # the common items of a list, without a call into C
     if isinstance(obj, (Tensor, list, tuple, range)) or _is_ndarray(obj):
         return True
     return bool(_PySequence_Check(obj))
@@ -88,6 +91,8 @@ def _reads_as_tuple(seq: Any) -> bool:
     slice, ``None`` or ``...`` (NumPy's old rule, which torch 2.13 still
     follows with a deprecation warning). A ``len`` or an item that fails
     makes it one index, as in torch (which then reports the failure)."""
+    if type(seq) is list:  # the common one: reading its items cannot fail
+        return len(seq) < 32 and any(_makes_a_tuple(item) for item in seq)
     try:
         n = len(seq)
     except Exception:  # noqa: BLE001 - torch clears any error here
@@ -99,9 +104,13 @@ def _reads_as_tuple(seq: Any) -> bool:
             item = seq[i]
         except Exception:  # noqa: BLE001 - torch clears any error here
             return False
-        if isinstance(item, slice) or item is None or item is Ellipsis or _is_sequence(item):
+        if _makes_a_tuple(item):
             return True
     return False
+
+
+def _makes_a_tuple(item: Any) -> bool:
+    return _is_sequence(item) or isinstance(item, slice) or item is None or item is Ellipsis
 
 
 def _as_tuple(index: Any) -> tuple[Any, ...]:

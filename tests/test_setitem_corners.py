@@ -69,6 +69,7 @@ X_DTYPES = (
     torch.float16, torch.bfloat16,
 )  # fmt: skip
 FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+INTEGER_DTYPES = tuple(d for d in INDEX_TENSOR_DTYPES if d not in (torch.bool, torch.uint8))
 
 #: An eighth of the profile's examples per property (37 by default, 375 with
 #: ``HYPOTHESIS_PROFILE=thorough``), so that the module runs in well under a minute.
@@ -149,7 +150,8 @@ def _skips_value_check(x: torch.Tensor, index: Any, value: Any) -> bool:
 
 def _reads_as_ints_and_slices(index: Any) -> bool:
     """Whether setitem reads every item as an int, a slice, ``None`` or ``...``
-    (a 0-d NumPy array of a dtype other than bool and uint8 is an int)."""
+    (a 0-d integer tensor or NumPy array of a dtype other than bool and uint8
+    is an int)."""
     items = index if isinstance(index, tuple) else (index,)
     for item in items:
         if item is None or item is Ellipsis or isinstance(item, (slice, np.integer)):
@@ -158,6 +160,8 @@ def _reads_as_ints_and_slices(index: Any) -> bool:
             continue
         zero_d = isinstance(item, np.ndarray) and item.ndim == 0
         if zero_d and item.dtype.kind in "iufc" and item.dtype != np.uint8:
+            continue
+        if isinstance(item, torch.Tensor) and item.ndim == 0 and item.dtype in INTEGER_DTYPES:
             continue
         return False
     return True

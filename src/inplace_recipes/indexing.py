@@ -365,7 +365,10 @@ class IndexPlan(ReadIndex):
             return tensors if tensors is not None else (self.flat_positions(flatten=True),)
         steps, device = self.steps, self.device
         if steps and all(d == 0 and type(w) is int for d, w in steps):  # x[i, j]: one per int
-            return tuple(torch.scalar_tensor(w, dtype=_LONG, device=device) for _, w in steps)
+            return tuple(
+                torch.scalar_tensor(w, dtype=_LONG, device=device)  # type: ignore[arg-type]
+                for _, w in steps  # ints only, checked above
+            )
         # the dimension of x each step's dim names: steps count dims left after earlier ones
         by_dim: dict[int, int | slice] = {}
         removed = 0

@@ -349,11 +349,16 @@ class ReadIndex:
     kind: Kind
 
     def __init__(
-        self, shape: torch.Size, device: torch.device, index: tuple[Any, ...], kind: Kind
+        self,
+        shape: torch.Size,
+        device: torch.device,
+        index: tuple[Any, ...],
+        kind: Kind,
+        steps: tuple[Step, ...] | None = None,
+        new_axes: tuple[int, ...] | None = None,
     ) -> None:
         self.shape, self.device, self.index, self.kind = shape, device, index, kind
-        self._steps: tuple[Step, ...] | None = None
-        self._new_axes: tuple[int, ...] | None = None
+        self._steps, self._new_axes = steps, new_axes
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(kind={self.kind!r}, shape={list(self.shape)}, index={self.index!r})"
@@ -371,9 +376,22 @@ class ReadIndex:
             _check_layout(x)
         shape = x.shape
         tp = type(index)
+        # the common indices first, read with as little Python as they need
+        if tp is int and shape and -shape[0] <= index < shape[0]:  # a row
+            return cls(shape, x.device, (index,), "basic", ((0, index % shape[0]),), ())
         if tp is Tensor and index.dtype is _BOOL and index.shape == shape:
             return cls(shape, x.device, (index,), "mask")  # the common mask: nothing to check
+        if tp is list and index and all(type(i) is int for i in index):  # [a, b, c]
+            return cls(shape, x.device, (torch.tensor(index),), "advanced")
         kind: Kind
+        if tp is tuple and len(index) <= len(shape):  # (i, j): ints in range
+            steps: list[Step] = []
+            for dim, i in enumerate(index):
+                if type(i) is not int or not -shape[dim] <= i < shape[dim]:
+                    break
+                steps.append((0, i % shape[dim]))
+            else:
+                return cls(shape, x.device, index, "basic", tuple(steps), ())
         if tp is int or tp is slice:
             items: tuple[Any, ...] = (index,)
             kind = "basic"

@@ -78,9 +78,17 @@ class IndexPlan(ReadIndex):
     __slots__ = ("_mask", "_positions", "_result_shape")
 
     def __init__(
-        self, shape: torch.Size, device: torch.device, index: tuple[Any, ...], kind: Kind
+        self,
+        shape: torch.Size,
+        device: torch.device,
+        index: tuple[Any, ...],
+        kind: Kind,
+        steps: tuple[Step, ...] | None = None,
+        new_axes: tuple[int, ...] | None = None,
     ) -> None:
-        super().__init__(shape, device, index, kind)
+        # ReadIndex's fields set here, not through super(): every recipe plans first
+        self.shape, self.device, self.index, self.kind = shape, device, index, kind
+        self._steps, self._new_axes = steps, new_axes
         self._positions: Tensor | None = None
         self._mask: Tensor | None = None
         self._result_shape: torch.Size | None = None
@@ -297,18 +305,18 @@ class IndexPlan(ReadIndex):
         >>> IndexPlan.of(torch.zeros(3), slice(1, None)).written(torch.float32)
         tensor([0., 1., 1.])
         """
-        if self.kind == "mask":
+        kind = self.kind
+        if kind == "basic":
+            out = torch.zeros(self.shape, dtype=dtype, device=self.device)
+            out[self.index] = 1
+            return out
+        if kind == "mask":
             given: Tensor = self.index[0]
             if given.ndim != len(self.shape):
                 given = given.view(given.shape + (1,) * (len(self.shape) - given.ndim))
             return given if dtype is torch.bool else given.to(dtype)
-        if dtype is torch.bool and self._mask is not None:
-            return self._mask
         shape, device = self.shape, self.device
         out = torch.zeros(shape, dtype=dtype, device=device)
-        if self.kind == "basic":
-            out[tuple(i for i in self.index if i is not None)] = 1
-            return out
         tensors = self.index_tensors()
         if _current_level() is None and tensors is not None:
             out[tensors] = 1  # torch checks the index
@@ -327,9 +335,10 @@ class IndexPlan(ReadIndex):
         >>> IndexPlan.of(torch.zeros(3), slice(1, None)).mask()
         tensor([False,  True,  True])
         """
-        if self._mask is None:
-            self._mask = self.written(torch.bool)
-        return self._mask
+        mask = self._mask
+        if mask is None:
+            mask = self._mask = self.written(torch.bool)
+        return mask
 
     def weights(self, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
         """``(keep, put)``: zero and one where written, one and zero elsewhere, in ``dtype``.
@@ -351,12 +360,15 @@ class IndexPlan(ReadIndex):
         >>> IndexPlan.of(torch.zeros(3, 4), (slice(1, None), 2)).index_put_indices()
         (tensor([1, 2]), tensor(2))
         """
-        tensors = self.index_tensors()
-        if tensors is not None:
-            return tensors
-        if self.flat_index_put:
-            return (self.flat_positions(flatten=True),)
-        steps = self.steps
+        if self.kind != "basic" or not self.shape:
+            tensors = self.index_tensors()
+            return tensors if tensors is not None else (self.flat_positions(flatten=True),)
+        steps, device = self.steps, self.device
+        if steps and all(d == 0 and type(w) is int for d, w in steps):  # x[i, j]: one per int
+            return tuple(
+                torch.scalar_tensor(w, dtype=_LONG, device=device)  # type: ignore[arg-type]
+                for _, w in steps  # ints only, checked above
+            )
         # the dimension of x each step's dim names: steps count dims left after earlier ones
         by_dim: dict[int, int | slice] = {}
         removed = 0
@@ -368,7 +380,6 @@ class IndexPlan(ReadIndex):
         kept = sum(1 for d in range(last + 1) if type(by_dim.get(d, slice(None))) is slice)
         out: list[Tensor] = []
         k = 0
-        device = self.device
         for d in range(last + 1):
             where = by_dim.get(d, slice(0, self.shape[d], 1))
             if type(where) is slice:
@@ -388,9 +399,9 @@ class IndexPlan(ReadIndex):
         >>> IndexPlan.of(torch.zeros(3, 4), 1).flat_index_put
         False
         """
-        return self.kind == "mask" or (
-            self.index_tensors() is None and (self.kind != "basic" or not self.shape)
-        )
+        if self.kind == "basic":
+            return not self.shape
+        return self.kind == "mask" or self.index_tensors() is None
 
     def index_put_value(self, value: Tensor) -> Tensor:
         """``value`` in the shape :meth:`index_put_indices` write (a single element as 0-d).

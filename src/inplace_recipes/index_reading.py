@@ -258,9 +258,19 @@ def _items(index: Any, ndim: int | None = None) -> tuple[Any, ...]:
     """The items of ``index`` as the plan keeps them; with ``ndim``, torch's
     "too many indices" error for an ``ndim``-dimensional ``x`` first."""
     raw = _as_tuple(index)
-    if ndim is not None and _specified_dims(raw) > ndim:
+    if ndim is None:
+        return tuple(_item(i) for i in raw)
+    specified = _specified_dims(raw)
+    if specified > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
-    return tuple(_item(i) for i in raw)
+    items = tuple(_item(i) for i in raw)
+    ellipses = [at for at, i in enumerate(items) if i is Ellipsis]
+    if len(ellipses) == 1 and _specified_dims(items) != specified:
+        # torch's ``...`` spans the dimensions the raw items leave: a 0-d NumPy
+        # bool or a nested list of bools counts one there, not as the mask it becomes
+        at = ellipses[0]
+        items = items[:at] + (slice(None),) * (ndim - specified) + items[at + 1 :]
+    return items
 
 
 def _check_layout(x: Any) -> None:

@@ -575,3 +575,22 @@ def test_the_bench_package_imports_run_one_way() -> None:
 
     circles = sorted(m for m in graph if m != "__init__" and reaches(m, m, {m}))
     assert not circles, circles
+
+
+def test_over_goals_holds_an_exactness_cost_to_its_own_goal_only() -> None:
+    def counts(write: str, ratio: float) -> list[dict[str, Any]]:
+        row = lambda e, n: {"size": 1000, "write": write, "entry": e, "instructions": n}
+        return [row("scatter", round(100 * ratio)), row("raw_scatter", 100)]
+
+    goal, why = entries.EXACTNESS_COSTS["scatter", "index"]
+    assert goal > bench.OVERHEAD_GOALS["recipe"]
+    assert "negative" in why
+    within = goal - 0.04  # over the recipes' goal, under this write's own
+    for write, ratio, over in [
+        ("index", within, False),
+        ("cold index", within, False),
+        ("index", goal + 0.05, True),
+        ("slice", within, True),
+    ]:
+        results = {"instructions": {"available": True, "counts": counts(write, ratio)}}
+        assert bool(bench.over_goals(results)) is over, (write, ratio)

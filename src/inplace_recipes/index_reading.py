@@ -317,6 +317,10 @@ def _basic_steps(shape: torch.Size, items: tuple[Any, ...]) -> tuple[tuple[Step,
             continue
         size = shape[dim]
         if type(item) is slice:
+            if item.start is None and item.stop is None and item.step is None:  # `:`
+                out_dim += 1
+                dim += 1
+                continue
             step = None if item.step is None else operator.index(item.step)
             if step == 0:
                 raise ValueError("slice step cannot be zero")

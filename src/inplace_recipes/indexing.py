@@ -269,10 +269,13 @@ class IndexPlan(ReadIndex):
             dim, where = steps[0]
             if type(where) is slice:
                 grid = torch.arange(where.start, where.stop, where.step, device=device)
-                kept = shape[:dim] + grid.shape + shape[dim + 1 :]
+                if len(shape) == 1:
+                    return dim, grid
                 if dim != len(shape) - 1:
-                    grid = grid.view(grid.shape + (1,) * (len(shape) - 1 - dim))
-                return dim, grid if len(shape) == 1 else grid.expand(kept)
+                    grid = grid.view((-1,) + (1,) * (len(shape) - 1 - dim))
+                kept = list(shape)
+                kept[dim] = -1
+                return dim, grid.expand(kept)
             ones = (*shape[:dim], 1, *shape[dim + 1 :])
             return dim, torch.full(ones, where, dtype=_LONG, device=device)
         tensors = self.index_tensors()

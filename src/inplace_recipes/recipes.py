@@ -315,6 +315,12 @@ def scatter(x: Tensor, index: Any, value: Any) -> Tensor:
     positions, values and gradients match setitem's on the CPU (the last
     write wins); ``scatter_reduce``/``scatter_add`` combine them instead.
 
+    Pitfall of the one-liner: ``scatter`` takes no negative position and
+    refuses one out of range with a ``RuntimeError``, where setitem counts ``-1`` from the end and raises
+    ``IndexError``. The recipe therefore reads an index tensor through torch's
+    own indexing once, ``torch.arange(x.shape[0])[t]``: one more torch call
+    than ``x.scatter(0, t.unsqueeze(1).expand(-1, C), v)``.
+
     >>> scatter(torch.zeros(3), torch.tensor([False, True, True]), torch.tensor([4.0, 5.0]))
     tensor([0., 4., 5.])
     """

@@ -38,6 +38,7 @@ __all__ = [
     "BASELINES",
     "COLD",
     "ENTRIES",
+    "EXACTNESS_COSTS",
     "INDEX_ONE_LINERS",
     "INSTRUCTION_WRITES",
     "MASK_ONE_LINERS",
@@ -190,6 +191,19 @@ INDEX_ONE_LINERS: dict[str, str] = {
     "raw_index_put": "x.index_put((t,), torch.tensor(v))",
     "raw_scatter": "x.scatter(0, t.unsqueeze(1).expand(-1, C), v)",
     "raw_masked_fill": "m = torch.zeros_like(x, dtype=torch.bool); m[t] = True; x.masked_fill(m, v)",
+}
+
+#: Where a recipe must do more than its one-liner to give setitem's answer:
+#: ``(recipe, write) -> (instruction goal, why)``, instead of
+#: ``OVERHEAD_GOALS["recipe"]``; cold writes share their warm write's entry.
+_SCATTER_INDEX_TENSOR = (
+    "scatter takes no negative position and raises RuntimeError out of range, so the "
+    "recipe reads t through torch's indexing once (torch.arange(R)[t]), a gather the "
+    "one-liner skips"
+)
+EXACTNESS_COSTS: dict[tuple[str, str], tuple[float, str]] = {
+    ("scatter", "index"): (1.25, _SCATTER_INDEX_TENSOR),
+    ("scatter", "list"): (1.25, _SCATTER_INDEX_TENSOR),
 }
 
 #: Entries that are not recipes and not raw one-liners.

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from ..recipes import RECIPES, NotApplicable, inplace_setitem
-from .entries import OVERHEAD_WRITES, RAW_OF, WRITES, shape_for
+from .entries import COLD, EXACTNESS_COSTS, OVERHEAD_WRITES, RAW_OF, WRITES, shape_for
 from .memory import saved_bytes
 
 __all__ = [
@@ -204,6 +204,9 @@ OVERHEAD_GOALS: dict[str, float] = {"recipe": 1.10, "at": 1.05}
 def over_goals(results: dict[str, Any]) -> list[str]:
     """Each instruction-count ratio above :data:`OVERHEAD_GOALS`, as a line; ``[]`` if none.
 
+    A write of :data:`~inplace_recipes.bench.entries.EXACTNESS_COSTS` is held
+    to the goal given there, with its reason.
+
     >>> row = lambda e, n: {"size": 1000, "write": "row", "entry": e, "instructions": n}
     >>> counts = [row("where", 230), row("raw_where", 200)]
     >>> over_goals({"instructions": {"available": True, "counts": counts}})
@@ -211,9 +214,10 @@ def over_goals(results: dict[str, Any]) -> list[str]:
     """
     lines = []
     for entry, cells in instruction_overhead(results).items():
-        goal = OVERHEAD_GOALS["at" if entry == "at" else "recipe"]
         base = "the recipe it picks" if entry == "at" else "its raw one-liner"
         for (write, size), ratio in sorted(cells.items()):
+            goal = OVERHEAD_GOALS["at" if entry == "at" else "recipe"]
+            goal = EXACTNESS_COSTS.get((entry, write.removeprefix(COLD)), (goal, ""))[0]
             if ratio > goal:
                 at_size = f"{size:.0e}".replace("e+0", "e")
                 lines.append(

@@ -147,8 +147,8 @@ def _sequence_to_tensor(item: Any) -> Tensor:
         return tensor
     if tensor.dtype in (torch.bool, torch.uint8):
         return tensor
-    if tensor.is_complex():
-        raise IndexError(_BAD_DTYPE.format(f"a sequence of {tensor.dtype}"))
+    if tensor.is_complex() and not _is_ndarray(item):  # torch casts an array, not a list
+        raise TypeError("'complex' object cannot be interpreted as an integer")
     return tensor.long()
 
 

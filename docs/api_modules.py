@@ -12,6 +12,7 @@ from pathlib import Path
 #: The package's modules, in the order the API page presents them.
 MODULES = (
     "recipes",
+    "index_reading",
     "indexing",
     "compare",
     "compare_cli",

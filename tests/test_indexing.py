@@ -53,7 +53,7 @@ def test_spread_agrees_with_the_value_at_written_positions(case: Case) -> None:
         (torch.ones(3, dtype=torch.bool), "mask"),
         (torch.tensor([0, 1]), "advanced"),
         ([0, 1], "advanced"),
-        (torch.tensor(1), "advanced"),
+        (torch.tensor(1), "basic"),  # torch reads a 0-d integer tensor as an int
         (True, "advanced"),
         ((0, torch.tensor([1, 2])), "advanced"),
     ],
@@ -137,3 +137,19 @@ def test_has_duplicates() -> None:
     assert IndexPlan.of(x, (torch.tensor([0, 0]), torch.tensor([1, 1]))).has_duplicates()
     assert not IndexPlan.of(x, (torch.tensor([0, 1]), torch.tensor([1, 1]))).has_duplicates()
     assert not IndexPlan.of(x, 0).has_duplicates()
+
+
+def test_scatter_docstring_pitfall_scatter_refuses_what_setitem_takes() -> None:
+    """The scatter recipe's docstring: torch's scatter takes no negative position
+    and raises RuntimeError out of range; the recipe gives setitem's answer and error."""
+    x = torch.zeros(4, 3)
+    for bad in (-1, 7):
+        with pytest.raises(RuntimeError, match="out of bounds"):
+            x.scatter(0, torch.full((1, 3), bad), 1.0)
+    t = torch.tensor([-1, 0])
+    want = x.clone()
+    want[t] = 1.0
+    assert torch.equal(RECIPES["scatter"](x, t, 1.0), want)
+    with pytest.raises(IndexError, match="index 7 is out of bounds for dimension 0 with size 4"):
+        RECIPES["scatter"](x, torch.tensor([7]), 1.0)
+    assert "RuntimeError" in (RECIPES["scatter"].__doc__ or "")

@@ -13,6 +13,21 @@ the documentation presents them.
 tensor([0., 7., 0., 7.])
 >>> x  # unchanged
 tensor([0., 0., 0., 0.])
+
+Torch can copy uint16, uint32 and uint64 tensors but has no ``index_put``,
+``scatter``, ``masked_fill`` or addition for them on the CPU: the recipes write
+ints and slices into them through a view as the signed dtype of the same width,
+and for a mask or index tensors raise setitem's own ``NotImplementedError``.
+One check that setitem skips is kept: ``x[False] = value`` returns before
+looking at the value, while every recipe but ``clone`` raises torch's shape
+error for a value that fits no write:
+
+>>> y = torch.zeros(2)
+>>> y[False] = torch.ones(5)  # no error
+>>> RECIPES["where"](y, False, torch.ones(5))
+Traceback (most recent call last):
+    ...
+RuntimeError: shape mismatch: value tensor of shape [5] cannot be broadcast to indexing result of shape [0, 2]
 """
 
 from __future__ import annotations
@@ -58,6 +73,11 @@ class UnsupportedValueError(NotApplicable, ValueError):
 #: The signature every recipe shares.
 Recipe = Callable[[Tensor, Any, Any], Tensor]
 
+#: Unsigned dtypes that torch 2.13 can copy but not ``index_put``, ``scatter``,
+#: ``masked_fill`` or add on the CPU: the recipes write them through a view as
+#: the signed dtype of the same width (the same bits), see :func:`_wide_unsigned`.
+_SIGNED_OF = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
+
 #: Dtypes that a Python float is written into exactly as setitem writes it,
 #: so the recipes hand it to torch as a number, with no tensor to build.
 _FLOAT_DTYPES = (torch.float32, torch.float64)
@@ -71,7 +91,7 @@ def _prepare(x: Tensor, index: Any, value: Any) -> tuple[IndexPlan, Tensor]:
 
 def _checked_value(plan: IndexPlan, x: Tensor, value: Any) -> Tensor:
     """The value cast to ``x``'s dtype; torch's shape error when it does not fit."""
-    v = plan.value(value, x)
+    v = as_value(value, x)
     if type(value) is not float and v.numel() != 1:  # one element always fits
         plan.fit(v)
     return v
@@ -106,6 +126,32 @@ def _refuse_duplicates_for_grad(name: str, plan: IndexPlan, value: Any) -> None:
             "position. Use recipe 'index_put' or 'where' (exact), or, to add rather than "
             "overwrite, at(x)[index].add(value) or x.index_put(indices, value, accumulate=True)"
         )
+
+
+def _wide_unsigned(recipe: Recipe, plan: IndexPlan, x: Tensor, index: Any, value: Any) -> Tensor:
+    """``recipe`` on a uint16, uint32 or uint64 ``x``, as setitem writes it.
+
+    Ints, slices, ``...``, ``None``, 0-d integer tensors and a lone bool go
+    through the recipe on a view of ``x`` as the signed dtype of the same
+    width (its kernels exist; integers have no gradient). A mask or index
+    tensors go to setitem itself, which raises its ``NotImplementedError``
+    naming the kernel and dtype where torch lacks them, as on the CPU.
+
+    >>> mask_blend(torch.zeros(3, dtype=torch.uint16), 1, 65535)
+    tensor([    0, 65535,     0], dtype=torch.uint16)
+    >>> where(torch.zeros(2, dtype=torch.uint32), torch.tensor([True, False]), 1)
+    Traceback (most recent call last):
+        ...
+    NotImplementedError: "masked_fill" not implemented for 'UInt32'
+    """
+    lone_bool = index is True or index is False  # setitem copies or skips: no kernel
+    if not lone_bool and any(
+        isinstance(i, Tensor) and (i.ndim or i.dtype == torch.bool) for i in plan.index
+    ):
+        return clone_setitem(x, index, value)
+    signed = _SIGNED_OF[x.dtype]
+    written = recipe(x.view(signed), index, as_value(value, x).view(signed))
+    return written.view(x.dtype)
 
 
 def inplace_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
@@ -150,15 +196,20 @@ def mask_blend(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([1., 5., 1.])
     """
     plan = IndexPlan.of(x, index)
+    if x.dtype in _SIGNED_OF:
+        return _wide_unsigned(mask_blend, plan, x, index, value)
+    if _plain_float(x, value):  # x * (1 - m) + value * m, the product in x's dtype
+        if plan.kind == "mask":
+            mask = plan.mask()
+            return torch.add(x * ~mask, mask, alpha=value)
+        keep, put = plan.weights(x.dtype)
+        return torch.add(x * keep, put, alpha=value)
     if plan.kind == "basic":
         keep, put = plan.weights(x.dtype)
-        if _plain_float(x, value):
-            blended: Tensor = x * keep + put * value
-            return blended
     else:  # bool weights: x's dtype wins the promotion (0-d values are tensors below)
         put = plan.mask()
         keep = ~put
-    v = plan.value(value, x)
+    v = as_value(value, x)
     spread = plan.spread(v)
     if x.dtype == torch.bool:
         return (x & keep) | (spread & put)
@@ -183,6 +234,8 @@ def where(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([0., 1., 0.])
     """
     plan = IndexPlan.of(x, index)
+    if x.dtype in _SIGNED_OF:
+        return _wide_unsigned(where, plan, x, index, value)
     if _plain_float(x, value):
         return torch.where(plan.mask(), value, x)
     v = as_value(value, x)
@@ -228,9 +281,9 @@ def clone_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
 def index_put(x: Tensor, index: Any, value: Any) -> Tensor:
     """Out-of-place ``Tensor.index_put`` on the positions of the index.
 
-    A mask goes to ``index_put`` as it is; ints and slices as the cached
-    ``mask.nonzero(as_tuple=True)`` of their positions; other index tensors
-    as flat positions. With duplicate positions, values and gradients match
+    A mask and index tensors go to ``index_put`` as they are; ints and
+    slices as what a user would write, a 0-d tensor per int and an
+    ``arange`` per slice; other indices as flat positions. With duplicate positions, values and gradients match
     setitem's on the CPU, as both run the same kernel in the same order: the
     last write wins (``index_put`` leaves it undefined, and on CUDA it varies
     from run to run); ``accumulate=True`` adds them instead. It saves the
@@ -240,35 +293,50 @@ def index_put(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([2., 0., 0., 1.])
     """
     plan = IndexPlan.of(x, index)
-    if type(value) is float and plan.kind == "basic" and plan.shape:  # the common write
-        return x.index_put(plan.nonzero(), plan.value(value, x))
+    if x.dtype in _SIGNED_OF:
+        return _wide_unsigned(index_put, plan, x, index, value)
     v = _checked_value(plan, x, value)
-    if plan.kind == "mask":
+    if plan.kind == "mask" and x.ndim:  # a 0-d mask of a 0-d x: flat, below
         return x.index_put((plan.index[0],), plan.fit(v) if v.numel() != 1 else v)
-    if plan.kind == "basic" and x.ndim:
-        source = v if v.ndim == 0 else v.reshape(()) if v.numel() == 1 else plan.fit(v).reshape(-1)
-        return x.index_put(plan.nonzero(), source)
-    flat = x.flatten().index_put((plan.flat_positions(),), plan.fit(v))
-    return flat.view_as(x)
+    indices = plan.index_put_indices()
+    source = plan.index_put_value(v)
+    if plan.flat_index_put and x.ndim != 1:  # flat positions, for x.reshape(-1)
+        return x.flatten().index_put(indices, source).view_as(x)
+    return x.index_put(indices, source)
 
 
 def scatter(x: Tensor, index: Any, value: Any) -> Tensor:
     """``torch.scatter`` on the flat positions of the index.
 
-    ``x.flatten().scatter(0, positions, source).view_as(x)``; a mask's positions come
-    from ``nonzero``, those of ints and slices from a cache. With duplicate
+    ``x.scatter(dim, positions, source)`` when the index writes along one
+    dimension (one int or slice, or one index tensor over the first
+    dimension: ``x.scatter(0, torch.full((1, C), r), v)`` for a row), and
+    ``x.flatten().scatter(0, positions, source).view_as(x)`` otherwise; a
+    mask's positions come from ``nonzero``, those of ints and slices from one
+    ``arange`` per dimension they keep. With duplicate
     positions, values and gradients match setitem's on the CPU (the last
     write wins); ``scatter_reduce``/``scatter_add`` combine them instead.
+
+    Pitfall of the one-liner: ``scatter`` takes no negative position and
+    refuses one out of range with a ``RuntimeError``, where setitem counts ``-1`` from the end and raises
+    ``IndexError``. The recipe therefore reads an index tensor through torch's
+    own indexing once, ``torch.arange(x.shape[0])[t]``: one more torch call
+    than ``x.scatter(0, t.unsqueeze(1).expand(-1, C), v)``.
 
     >>> scatter(torch.zeros(3), torch.tensor([False, True, True]), torch.tensor([4.0, 5.0]))
     tensor([0., 4., 5.])
     """
     plan = IndexPlan.of(x, index)
+    if x.dtype in _SIGNED_OF:
+        return _wide_unsigned(scatter, plan, x, index, value)
+    plain = _plain_float(x, value)
+    along = plan.scatter_index()
+    if along is not None:  # along one dimension: x.scatter(dim, index, source)
+        dim, positions = along
+        source = value if plain else plan.scatter_source(as_value(value, x), dim)
+        return x.scatter(dim, positions, source)
     positions = plan.flat_positions(flatten=True)
-    if _plain_float(x, value):
-        return x.flatten().scatter(0, positions, value).view_as(x)
-    v = as_value(value, x)
-    source = plan.fit(v).reshape(-1)
+    source = value if plain else plan.fit(as_value(value, x)).reshape(-1)
     return x.flatten().scatter(0, positions, source).view_as(x)
 
 
@@ -311,16 +379,21 @@ def select_scatter(x: Tensor, index: Any, value: Any) -> Tensor:
             [1., 0., 1.]])
     """
     plan = IndexPlan.of(x, index)
+    if x.dtype in _SIGNED_OF:
+        return _wide_unsigned(select_scatter, plan, x, index, value)
     if plan.kind != "basic":
-        v = plan.value(value, x)
+        plan.check()  # torch's error for index tensors that do not fit, first
+        v = as_value(value, x)
         if v.numel() != 1:
-            plan.fit(v)  # a value that does not fit is torch's shape error first
+            plan.fit(v)  # a value that does not fit is torch's shape error next
         raise UnsupportedIndexError(
             "recipe 'select_scatter' takes only ints, slices, '...' and None, "
             f"not an index with tensors ({plan.kind} index); use 'index_put' or 'where'"
         )
-    part = plan.fitted(value, x)  # torch's shape error if it does not fit
-    if plan.new_axes:
+    if type(value) is float:  # as a user writes it: torch.full(shape, value)
+        part = torch.full(plan.written_shape, value, dtype=x.dtype, device=x.device)
+    else:
+        part = plan.fitted(value, x)  # torch's shape error if it does not fit
         for axis in reversed(plan.new_axes):
             part = part.squeeze(axis)
     steps = plan.steps
@@ -344,8 +417,7 @@ def masked_fill(x: Tensor, index: Any, value: Any) -> Tensor:
     """``x.masked_fill(mask, value)``.
 
     Writes a single value (a number or a one-element tensor, which receives
-    its gradient); it raises ``ValueError`` for a tensor of values. The mask
-    of ints and slices comes from a cache.
+    its gradient); it raises ``ValueError`` for a tensor of values.
 
     Duplicates: a mask names each position once, so with index tensors that
     name a position twice a value that requires grad would get a smaller
@@ -365,11 +437,14 @@ def masked_fill(x: Tensor, index: Any, value: Any) -> Tensor:
             [0., 9., 0.]])
     """
     plan = IndexPlan.of(x, index)
+    if x.dtype in _SIGNED_OF:
+        return _wide_unsigned(masked_fill, plan, x, index, value)
     if _plain_float(x, value):
         return x.masked_fill(plan.mask(), value)
     v = as_value(value, x)
     if v.numel() != 1:
-        plan.fit(v)  # a value that does not fit is torch's shape error first
+        plan.check()  # torch's error for index tensors that do not fit, first
+        plan.fit(v)  # a value that does not fit is torch's shape error next
         raise UnsupportedValueError(
             "recipe 'masked_fill' writes a single value, not a value of shape "
             f"{list(v.shape)}; use 'where' or 'index_put'"

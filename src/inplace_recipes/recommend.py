@@ -77,31 +77,45 @@ def _first_for_every_basic_write() -> str | None:
 
 
 _BASIC_FIRST = _first_for_every_basic_write()
+#: The recipe index tensors rank first, if it needs no duplicate check.
+_ADVANCED_FIRST = (
+    None
+    if PREFERENCES["advanced"][0] in {*_NO_DUPLICATES, "masked_fill"}
+    else PREFERENCES["advanced"][0]
+)
 
 
 def quick_recipe(index: Any, value: Any) -> str | None:
     """:func:`best_recipe`'s answer when the index's type alone gives it, else ``None``.
 
     It does not check the index (the recipe will): for ints and slices when
-    every basic write ranks the same recipe first, and for one boolean mask.
-    :func:`~inplace_recipes.at` asks it first, so that a common write is not
-    planned twice.
+    every basic write ranks the same recipe first, for one boolean mask, and
+    for one index tensor or list of ints when index tensors rank first a
+    recipe that needs no duplicate check. :func:`~inplace_recipes.at` asks it
+    first, so that a common write is not planned twice.
 
     >>> import torch
     >>> quick_recipe(1, 0.0), quick_recipe(torch.tensor([True, False]), 0.0)
     ('clone', 'where')
-    >>> quick_recipe([0, 1], 0.0) is None
-    True
+    >>> quick_recipe([0, 1], 0.0), quick_recipe([0, slice(None)], 0.0)
+    ('clone', None)
     """
     tp = type(index)
     if tp is Tensor:
-        if index.dtype != torch.bool or index.ndim == 0:
+        if index.dtype != torch.bool:
+            return _ADVANCED_FIRST
+        if index.ndim == 0:
             return None
         for name in PREFERENCES["mask"]:
             if name == "masked_fill" and isinstance(value, Tensor) and value.numel() != 1:
                 continue
             return name
         return None  # pragma: no cover - every list ends with clone
+    if tp is list:
+        for i in index:
+            if type(i) is not int:
+                return None
+        return _ADVANCED_FIRST
     if _BASIC_FIRST is None:
         return None
     if tp is int or tp is slice:
@@ -121,7 +135,10 @@ def write_kind(x: Tensor, index: Any) -> str:
     >>> [write_kind(torch.zeros(4, 4), i) for i in [(1, 2), 1, (slice(None), slice(0, 4, 2))]]
     ['element', 'row', 'slice']
     """
-    plan = IndexPlan.of(x, index)
+    return _write_kind(IndexPlan.of(x, index))
+
+
+def _write_kind(plan: IndexPlan) -> str:
     if plan.kind == "mask":
         return "mask"
     if plan.kind == "advanced":
@@ -150,15 +167,15 @@ def best_recipe(x: Tensor, index: Any, value: Any) -> str:
     >>> best_recipe(torch.zeros(4, 4), torch.tensor([0, 2]), 0.0)
     'clone'
     """
-    kind = write_kind(x, index)
+    plan = IndexPlan.of(x, index)  # once; duplicates are looked for only if it matters
+    kind = _write_kind(plan)
     single = not isinstance(value, Tensor) or value.numel() == 1
     if kind in {"element", "row", "slice"} and not single and value.requires_grad:
         kind = "value_grad"
-    duplicates = kind == "advanced" and IndexPlan.of(x, index).has_duplicates()
     for name in PREFERENCES[kind]:
         if name == "masked_fill" and not single:
             continue
-        if name in _NO_DUPLICATES and duplicates:
+        if name in _NO_DUPLICATES and kind == "advanced" and plan.has_duplicates():
             continue
         return name
     return "clone"  # pragma: no cover - every list ends with clone

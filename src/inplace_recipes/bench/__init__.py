@@ -3,12 +3,12 @@
 The graph is the classic one, ``c = a + b; c[index] = value; c.sum().backward()``,
 with ``c[index] = value`` replaced by each entry (:mod:`.entries`): the
 in-place baseline, the clone floors, every recipe, each recipe's raw one-liner
-(the torch call it wraps with the index already in tensor form) and ``at()``.
+(the torch call it wraps, as a user writes it) and ``at()``.
 :func:`run` (:mod:`.measure`) times them in interleaved rounds after checking
 each against the reference, repeats a configuration whose same-operation
 entries disagree (:mod:`.consistency`), counts instructions with callgrind
-(:mod:`.instructions`) and times ``audit()`` against ``detect_anomaly``
-(:mod:`.audit_cost`). :mod:`.results` reads results, :mod:`.report` turns
+(:mod:`.instructions`, warm and cold) and times ``audit()`` against
+``detect_anomaly`` (:mod:`.audit_cost`); both time with :mod:`.timing`. :mod:`.results` reads results, :mod:`.report` turns
 them into the page's answer, tables and figures, :mod:`.cli` is
 ``python -m inplace_recipes bench``.
 
@@ -23,7 +23,15 @@ from __future__ import annotations
 
 from .cli import add_arguments, main
 from .consistency import inconsistencies
-from .entries import ENTRIES, MASK_ONE_LINERS, ONE_LINERS, RAW_OF, WRITES, shape_for
+from .entries import (
+    ENTRIES,
+    INDEX_ONE_LINERS,
+    MASK_ONE_LINERS,
+    ONE_LINERS,
+    RAW_OF,
+    WRITES,
+    shape_for,
+)
 from .measure import FULL, QUICK, Config, run
 from .memory import peak_bytes, saved_bytes
 from .results import (
@@ -41,6 +49,7 @@ from .results import (
 __all__ = [
     "ENTRIES",
     "FULL",
+    "INDEX_ONE_LINERS",
     "MASK_ONE_LINERS",
     "ONE_LINERS",
     "OVERHEAD_GOALS",

@@ -16,6 +16,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from .timing import timed
+
 __all__ = ["audit_overhead", "mlp_step"]
 
 
@@ -52,7 +54,6 @@ def audit_overhead(
     ['anomaly', 'audit', 'audit_over_anomaly']
     """
     from ..auditing import audit
-    from .measure import timed
 
     step = mlp_step()
 

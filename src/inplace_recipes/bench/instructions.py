@@ -12,8 +12,12 @@ loaded 2-core machine. Here torch is imported with instrumentation off, which
 is switched on (``callgrind_control -i on``) only once every step is built.
 
 Counts are per step, over ``number`` calls after a warm-up call, with the
-garbage collector off (as ``timeit`` runs), and include autograd's backward. Valgrind is Debian's ``valgrind`` package; without it the
-result says so and the tables show wall time only.
+garbage collector off (as ``timeit`` runs), and include autograd's backward.
+Each write is counted twice: *warm*, the same index object on every call,
+and *cold* (the write named ``"cold <write>"``), a new index on every call
+(another row, another slice, a new tensor or list: :func:`.entries.cold_indices`),
+made before the count. Valgrind is Debian's ``valgrind`` package; without it
+the result says so and the tables show wall time only.
 
 >>> counts = instruction_counts((100,), ("row",), entries=("raw_where", "where"), valgrind="")
 >>> counts["available"], counts["reason"]
@@ -35,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ..recipes import RECIPES
-from .entries import RAW_OF
+from .entries import COLD, RAW_OF
 
 __all__ = ["instruction_counts"]
 
@@ -50,13 +54,16 @@ def instruction_counts(
     *,
     entries: Sequence[str] = COUNTED,
     number: int = 10,
+    cold: bool = True,
     valgrind: str | None = None,
     timeout: float = 900.0,
 ) -> dict[str, Any]:
     """``{"available", "reason", "number", "counts": [{size, write, entry, instructions}]}``.
 
     ``instructions`` is per forward + backward step (float32, CPU, one
-    thread); ``None`` where the entry does not take the write.
+    thread); ``None`` where the entry does not take the write. With
+    ``cold``, each write is counted cold too (``"cold row"``); ``at()``'s
+    rows say which recipe it ``picks``.
     """
     path = shutil.which("valgrind") if valgrind is None else (valgrind or None)
     base: dict[str, Any] = {"available": False, "reason": None, "number": number, "counts": []}
@@ -67,8 +74,9 @@ def instruction_counts(
         return base | {"reason": "callgrind_control not found"}
     with tempfile.TemporaryDirectory(prefix="inplace-recipes-callgrind-") as tmp:
         spec = Path(tmp) / "spec.json"
+        counted = [*writes, *(COLD + w for w in writes if cold and not w.startswith(COLD))]
         labels = [
-            {"size": s, "write": w, "entry": e} for s in sizes for w in writes for e in entries
+            {"size": s, "write": w, "entry": e} for s in sizes for w in counted for e in entries
         ]
         spec.write_text(json.dumps({"labels": labels, "number": number, "control": control}))
         out = Path(tmp) / "callgrind.out"
@@ -98,7 +106,10 @@ def instruction_counts(
         return base | {"reason": f"expected {len(measured)} callgrind dumps, found {len(counts)}"}
     rows, it = [], iter(counts)
     for label, ok in zip(labels, measured, strict=True):
-        rows.append(label | {"instructions": None if ok is None else round(next(it) / number)})
+        row = label | {"instructions": None if ok is None else round(next(it) / number)}
+        if isinstance(ok, str):
+            row["picks"] = ok
+        rows.append(row)
     return base | {"available": True, "counts": rows}
 
 
@@ -120,29 +131,43 @@ def _child(spec_path: str) -> None:  # pragma: no cover - runs under valgrind
     import torch
 
     from ..recipes import NotApplicable
-    from .entries import WRITES, forward_fn, shape_for
+    from ..updates import default_method
+    from .entries import WRITES, cold_indices, shape_for, write_fn
 
     spec = json.loads(Path(spec_path).read_text())
+    number = spec["number"]
     torch.set_num_threads(1)
     steps: list[Callable[[], None] | None] = []
+    measured: list[str | bool | None] = []
     for label in spec["labels"]:
         shape = shape_for(label["size"])
         gen = torch.Generator().manual_seed(label["size"])
         a = torch.rand(shape, generator=gen).requires_grad_(True)
         b = torch.rand(shape, generator=gen).requires_grad_(True)
-        index, value = WRITES[label["write"]](shape, a)
+        write = label["write"].removeprefix(COLD)
+        index, value = WRITES[write](shape, a)
+        # warm: one index object for every call; cold: a new one for each
+        # (the check's, the warm-up's, the instrumented warm-up's, the counted ones)
+        if label["write"].startswith(COLD):
+            indices = iter(cold_indices(write, shape, a, number + 3))
+        else:
+            indices = iter([index] * (number + 3))
+        fn = write_fn(label["entry"])
+        wrt = [a, b] + ([value] if isinstance(value, torch.Tensor) else [])
+
+        def step(
+            fn: Any = fn, a: Any = a, b: Any = b, v: Any = value, wrt: Any = wrt, it: Any = indices
+        ) -> None:
+            torch.autograd.grad(fn(a + b, next(it), v).sum(), wrt)
+
         try:
-            forward = forward_fn(label["entry"], index, value, a)
-            wrt = [a, b] + ([value] if isinstance(value, torch.Tensor) else [])
-
-            def step(forward: Any = forward, a: Any = a, b: Any = b, wrt: Any = wrt) -> None:
-                torch.autograd.grad(forward(a, b).sum(), wrt)
-
             step()  # warm-up, and refusals surface here
         except NotApplicable:
             steps.append(None)
+            measured.append(None)
             continue
         steps.append(step)
+        measured.append(default_method(a + b, index, value) if label["entry"] == "at" else True)
     subprocess.run([spec["control"], "-i", "on", str(os.getpid())], check=True, capture_output=True)
     for counted in steps:
         if counted is None:
@@ -153,11 +178,10 @@ def _child(spec_path: str) -> None:  # pragma: no cover - runs under valgrind
         gc.collect()
         gc.disable()
         torch._C._valgrind_toggle()
-        for _ in range(spec["number"]):
+        for _ in range(number):
             counted()
         torch._C._valgrind_toggle_and_dump_stats()
         gc.enable()
-    measured = [None if s is None else True for s in steps]
     (Path(spec_path).parent / "measured.json").write_text(json.dumps(measured))
 
 

@@ -36,9 +36,19 @@ from torch import Tensor
 from ..compare import close, compare_gradients
 from ..recipes import RECIPES, NotApplicable
 from . import consistency
-from .entries import ENTRIES, OVERHEAD_ENTRIES, WRITES, forward_fn, shape_for, write_fn
+from .entries import (
+    ENTRIES,
+    INSTRUCTION_WRITES,
+    OVERHEAD_ENTRIES,
+    OVERHEAD_WRITES,
+    WRITES,
+    forward_fn,
+    shape_for,
+    write_fn,
+)
 from .intervals import ratio_interval, ratio_of_minima
 from .memory import peak_bytes, saved_bytes, saved_storages
+from .timing import CLOCKS, timed
 
 __all__ = ["CLOCKS", "FULL", "QUICK", "Config", "provenance", "remeasure_noisy", "run", "timed"]
 
@@ -83,16 +93,13 @@ class Config:
     clock: str = "cpu"
 
 
-#: The writes whose instructions are counted: those of the overhead comparison.
-INSTRUCTION_WRITES = ("element", "row", "slice", "mask")
-
 #: ``--quick``: the overhead table in instructions at 1e3 (counted on the
 #: other core while the timing runs) and short timings at 1e3 and 1e4,
 #: float32, eager.
 QUICK = Config(
     sizes=(10**3, 10**4),
     dtypes=("float32",),
-    writes=("element", "row", "slice", "mask"),
+    writes=OVERHEAD_WRITES,
     compile_sizes=(),
     overhead_sizes=(10**3, 10**4),
     min_run_time=0.02,
@@ -240,23 +247,6 @@ def _make_step(
 def _agree(got: tuple[Tensor, tuple[Tensor, ...]], want: tuple[Tensor, tuple[Tensor, ...]]) -> bool:
     pairs = [(got[0], want[0]), *zip(got[1], want[1], strict=True)]
     return all(close(g.detach(), w.detach()) for g, w in pairs)
-
-
-CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time.perf_counter}
-
-
-def timed(
-    fn: Callable[[], Any], *, threads: int = 1, min_run_time: float = 0.01, clock: str = "cpu"
-) -> list[float]:
-    """Per-call seconds of ``fn``, one per block of ``Timer.blocked_autorange``.
-
-    >>> len(timed(lambda: None, min_run_time=0.001)) > 0
-    True
-    """
-    from torch.utils.benchmark import Timer
-
-    timer = Timer("fn()", globals={"fn": fn}, num_threads=threads, timer=CLOCKS[clock])
-    return list(timer.blocked_autorange(min_run_time=min_run_time).times)
 
 
 def _stats(times: list[float], round_minima: list[float] | None = None) -> dict[str, Any]:

@@ -25,11 +25,10 @@ import torch
 
 from ..recipes import RECIPES
 from . import consistency
-from .entries import WRITES, shape_for
+from .entries import COLD, OVERHEAD_WRITES, WRITES, shape_for
 from .results import (
     OVERHEAD_GOALS,
     OVERHEAD_SIZES,
-    OVERHEAD_WRITES,
     at_overhead,
     find_record,
     instruction_overhead,
@@ -93,7 +92,8 @@ def recommended(write: str, size: int) -> str:
 
 def _columns(table: dict[str, dict[tuple[str, int], float]]) -> list[tuple[str, int]]:
     seen = {key for row in table.values() for key in row}
-    return [(w, s) for w in OVERHEAD_WRITES for s in OVERHEAD_SIZES if (w, s) in seen]
+    writes = (*OVERHEAD_WRITES, *(COLD + w for w in OVERHEAD_WRITES))  # cold: instructions only
+    return [(w, s) for w in writes for s in OVERHEAD_SIZES if (w, s) in seen]
 
 
 def _grid(title: str, table: dict[str, dict[tuple[str, int], float]], label: str) -> list[str]:

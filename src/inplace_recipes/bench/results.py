@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from ..recipes import RECIPES, NotApplicable, inplace_setitem
-from .entries import RAW_OF, WRITES, shape_for
+from .entries import COLD, EXACTNESS_COSTS, OVERHEAD_WRITES, RAW_OF, WRITES, shape_for
 from .memory import saved_bytes
 
 __all__ = [
@@ -44,7 +44,6 @@ RESULTS_DIR = Path(__file__).resolve().parents[3] / "docs" / "measurements" / "b
 
 #: The sizes and writes of the overhead comparisons.
 OVERHEAD_SIZES = (10**3, 10**4, 10**6)
-OVERHEAD_WRITES = ("element", "row", "slice", "mask")
 
 
 def load_results(path: str | Path | None = None) -> dict[str, Any]:
@@ -190,6 +189,7 @@ def instruction_overhead(results: dict[str, Any]) -> dict[str, dict[tuple[str, i
     if not info.get("available"):
         return {}
     count = {(c["entry"], c["write"], c["size"]): c["instructions"] for c in info["counts"]}
+    picked = {(c["write"], c["size"]): c["picks"] for c in info["counts"] if c.get("picks")}
     table: dict[str, dict[tuple[str, int], float]] = {}
     for (entry, write, size), n in count.items():
         if not n:
@@ -198,7 +198,8 @@ def instruction_overhead(results: dict[str, Any]) -> dict[str, dict[tuple[str, i
             base = count.get((RAW_OF[entry], write, size))
         elif entry == "at":
             at = find_record(results, "at", write, size) if "records" in results else None
-            base = count.get((at["picks"], write, size)) if at and at.get("picks") else None
+            picks = picked.get((write, size)) or (at.get("picks") if at else None)
+            base = count.get((picks, write, size)) if picks else None
         else:
             continue
         if base:
@@ -214,6 +215,9 @@ OVERHEAD_GOALS: dict[str, float] = {"recipe": 1.10, "at": 1.05}
 def over_goals(results: dict[str, Any]) -> list[str]:
     """Each instruction-count ratio above :data:`OVERHEAD_GOALS`, as a line; ``[]`` if none.
 
+    A write of :data:`~inplace_recipes.bench.entries.EXACTNESS_COSTS` is held
+    to the goal given there, with its reason.
+
     >>> row = lambda e, n: {"size": 1000, "write": "row", "entry": e, "instructions": n}
     >>> counts = [row("where", 230), row("raw_where", 200)]
     >>> over_goals({"instructions": {"available": True, "counts": counts}})
@@ -221,9 +225,10 @@ def over_goals(results: dict[str, Any]) -> list[str]:
     """
     lines = []
     for entry, cells in instruction_overhead(results).items():
-        goal = OVERHEAD_GOALS["at" if entry == "at" else "recipe"]
         base = "the recipe it picks" if entry == "at" else "its raw one-liner"
         for (write, size), ratio in sorted(cells.items()):
+            goal = OVERHEAD_GOALS["at" if entry == "at" else "recipe"]
+            goal = EXACTNESS_COSTS.get((entry, write.removeprefix(COLD)), (goal, ""))[0]
             if ratio > goal:
                 at_size = f"{size:.0e}".replace("e+0", "e")
                 lines.append(

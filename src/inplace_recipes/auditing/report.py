@@ -20,12 +20,10 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..table import text_table
-from .advice import HARMFUL, HARMLESS
+from .paths import library_path, user_path
+from .records import CONSEQUENCES, HARMFUL, Write
 
-__all__ = ["CONSEQUENCES", "RECORD_FIELDS", "AuditReport", "Finding", "Row"]
-
-#: Consequences, worst first: the order of the report.
-CONSEQUENCES = (*HARMFUL, *HARMLESS)
+__all__ = ["CONSEQUENCES", "RECORD_FIELDS", "AuditReport", "Finding", "Row", "finding"]
 
 #: The keys of each :meth:`AuditReport.to_records` dict; tools may rely on them.
 RECORD_FIELDS = (
@@ -53,15 +51,18 @@ TIMES = "\u00d7"
 class Finding:
     """One in-place write, as one call made it.
 
-    ``consequence`` is one of ``"wrong gradients"`` (autograd does not see
-    the write: ``.data``, ``no_grad`` on a non-leaf), ``"backward fails"``
-    (a tensor saved for a backward that runs, or has yet to run, changed),
-    ``"raises"`` (autograd refused the write at once), ``"fails if backward
-    again"`` (the write broke a graph that no later backward used: one kept
-    by ``retain_graph=True``) or ``"safe"``. ``file`` is relative to the
-    working directory (or to its ``sys.path`` entry, for library code);
-    ``inside`` names the torch file that made the write when your line
-    called torch (``opt.step()``); ``fix`` is ``None`` for harmless writes.
+    ``consequence`` is a name of :data:`~inplace_recipes.auditing.records.CONSEQUENCE_TABLE`:
+    ``"wrong gradients"`` (autograd does not see the write: ``.data``,
+    ``no_grad`` on a non-leaf), ``"backward fails"`` (a tensor saved for a
+    backward that ran after the write changed), ``"raises"`` (autograd
+    refused the write at once), ``"fails if backpropagated"`` (a tensor saved
+    by a graph that no backward ran through after the write changed: an
+    evaluation without ``no_grad``), ``"fails if backward again"`` (the write
+    broke a graph that no later backward used: one kept by
+    ``retain_graph=True``) or ``"safe"``. ``file`` is relative to the working
+    directory, absolute outside it; ``inside`` names the torch file that made
+    the write when your line called torch (``opt.step()``), as its import
+    path; ``fix`` is ``None`` for harmless writes.
     """
 
     op: str
@@ -95,6 +96,13 @@ class Row:
 
     finding: Finding
     count: int
+
+    def text(self) -> str:
+        """The row on one line: ``"backward fails at train.py:8: h.mul_(2) (mul_, x1); fix: ..."``."""
+        f = self.finding
+        code = f" {f.code}" if f.code else ""
+        fix = f"; fix: {f.fix}" if f.fix else ""
+        return f"{f.consequence} at {f.where}:{code} ({f.op}, {TIMES}{self.count}){fix}"
 
     def to_record(self) -> dict[str, Any]:
         """A plain, JSON-ready dict with the keys :data:`RECORD_FIELDS`."""
@@ -243,14 +251,14 @@ def _summary(rows: list[Row]) -> str:
     return ", ".join(f"{what} {TIMES}{n}" for what, n in ranked)
 
 
-def finding(write: Any, short_path: Any) -> Finding:
-    """A :class:`Finding` from a recorder's write (paths made short, code read)."""
+def finding(write: Write) -> Finding:
+    """A :class:`Finding` from a recorder's write (paths as the report shows them, code read)."""
     code = linecache.getline(write.file, write.line).strip()
     return Finding(
         op=write.label,
         kind=write.kind,
         consequence=write.consequence,
-        file=short_path(write.file),
+        file=user_path(write.file),
         line=write.line,
         code=code,
         fix=write.fix,
@@ -259,5 +267,5 @@ def finding(write: Any, short_path: Any) -> Finding:
         shape=write.shape,
         dtype=write.dtype,
         after=write.after,
-        inside=short_path(write.inside) if write.inside else None,
+        inside=library_path(write.inside) if write.inside else None,
     )

@@ -130,6 +130,13 @@ class AuditReport:
     findings: list[Finding] = field(default_factory=list)
     result: Any = None
     error: BaseException | None = None
+    #: Child processes audited (their findings are in ``findings``), and those that ran unaudited.
+    children: int = 0
+    unaudited: int = 0
+    #: ``"SIGINT"`` or ``"SIGTERM"`` when the run was interrupted: the report covers what ran.
+    interrupted: str = ""
+    #: Set by the command: ``{"code": ..., "script": ..., "why": ...}``.
+    exit: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -169,9 +176,20 @@ class AuditReport:
         return [row.to_record() for row in self.rows()]
 
     def to_json(self) -> str:
-        """``{"findings": to_records(), "error": ...}`` as JSON text."""
+        """``{"findings": to_records(), "error": ..., "children": ..., ...}`` as JSON text.
+
+        ``children``: ``{"audited": n, "unaudited": m}``; ``interrupted``: the signal
+        or ``null``; ``exit`` (from the command): the exit code, the script's own and why.
+        """
         error = None if self.error is None else f"{type(self.error).__name__}: {self.error}"
-        return json.dumps({"findings": self.to_records(), "error": error}, indent=2)
+        data = {
+            "findings": self.to_records(),
+            "error": error,
+            "children": {"audited": self.children, "unaudited": self.unaudited},
+            "interrupted": self.interrupted or None,
+            "exit": self.exit,
+        }
+        return json.dumps(data, indent=2)
 
     def __iter__(self) -> Iterator[Finding]:
         return iter(self.findings)
@@ -226,7 +244,20 @@ class AuditReport:
                     else text.replace("are ", "is ").replace("touch ", "touches ")
                 )
                 lines.append(textwrap.fill(f"{count} {writes} {verb} ({summary}).", _WIDTH))
-        if self.error is not None:
+        if self.children:
+            processes = "process was" if self.children == 1 else "processes were"
+            lines.append(f"{self.children} child {processes} audited; their writes are above.")
+        if self.unaudited:
+            processes = "process" if self.unaudited == 1 else "processes"
+            lines.append(
+                f"{self.unaudited} child {processes} ran unaudited: "
+                "their writes are not in this report."
+            )
+        if self.interrupted:
+            lines.append(
+                f"Interrupted by {self.interrupted}: the report covers what ran before it."
+            )
+        elif self.error is not None:
             lines.append(f"The audited code raised {type(self.error).__name__}: {self.error}")
         return "\n".join(lines)
 

@@ -220,24 +220,24 @@ def _fix_step(write: Write, saved_at: str) -> str:
     if backward is None or node is None:
         return f"run this step after the last backward that needs the old values{saved_at}"
     file, line, loss = backward
-    forward = _where(node.line_in(write.function))
+    forward = _where(node.line_in(write.function), write.cwd)
     what = f"{loss} " if loss else "the loss "
     return (
         f"compute {what}after this step, from a new forward (not from the output made at "
-        f"{forward}), so that the backward at {_where((file, line))} "
+        f"{forward}), so that the backward at {_where((file, line), write.cwd)} "
         "uses the stepped weights"
     )
 
 
-def _where(at: tuple[str, int]) -> str:
+def _where(at: tuple[str, int], cwd: str) -> str:
     """``file:line`` under the working-directory rule."""
-    return f"{user_path(at[0])}:{at[1]}"
+    return f"{user_path(at[0], cwd)}:{at[1]}"
 
 
 def _saved_at(write: Write) -> str:
     if not write.nodes:
         return ""
-    return f" (saved at {_where(write.nodes[0].where)})"
+    return f" (saved at {_where(write.nodes[0].where, write.cwd)})"
 
 
 def _last_backward(write: Write) -> tuple[str, int, str] | None:
@@ -256,9 +256,9 @@ def _last_backward(write: Write) -> tuple[str, int, str] | None:
 def _moved(write: Write) -> str:
     at = _last_backward(write)
     if at is not None:
-        return f"move it below {_where(at[:2])}, the backward that uses the old value"
+        return f"move it below {_where(at[:2], write.cwd)}, the backward that uses the old value"
     if write.nodes:
-        where = _where(write.nodes[0].where)
+        where = _where(write.nodes[0].where, write.cwd)
         return f"move it below the backward of the graph made at {where} (or after opt.step())"
     return "move it where no graph uses the old value (after opt.step())"
 

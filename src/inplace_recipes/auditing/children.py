@@ -115,6 +115,7 @@ class ChildAudits:
 
     def __init__(self, folder: str | None = None) -> None:
         self.folder = folder or ""
+        self.cwd = ""
         self._own = folder is None  # the first audit's: read and removed by collect()
         self._saved: list[tuple[Any, str, Any]] = []
 
@@ -125,6 +126,7 @@ class ChildAudits:
         return os.path.basename(name).removesuffix(".started")
 
     def __enter__(self) -> ChildAudits:  # noqa: PYI034 - a final class
+        self.cwd = os.getcwd()
         if self._own:
             self.folder = tempfile.mkdtemp(prefix="inplace-recipes-audit-")
         audits = self
@@ -178,20 +180,20 @@ class ChildAudits:
                 records = json.load(data)["records"]
             audited += 1
             for record in records:
-                findings += [_finding(record)] * int(record["count"])
+                findings += [_finding(record, self.cwd)] * int(record["count"])
         shutil.rmtree(self.folder, ignore_errors=True)
         self.folder = ""
         return findings, audited, started - audited
 
 
-def _finding(record: dict[str, Any]) -> Finding:
+def _finding(record: dict[str, Any], cwd: str) -> Finding:
     dtype, _, shape = str(record["tensor"]).partition("[")
     dims = tuple(int(n) for n in shape.rstrip("]").split(",") if n.strip())
     return Finding(
         op=record["op"],
         kind=record["kind"],
         consequence=record["consequence"],
-        file=user_path(record["file"]),
+        file=user_path(record["file"], cwd),
         line=int(record["line"]),
         code=record["code"],
         fix=record["fix"],

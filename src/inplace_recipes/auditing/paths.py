@@ -21,16 +21,19 @@ import sys
 __all__ = ["library_path", "user_path"]
 
 
-def user_path(file: str) -> str:
-    """``file`` relative to the working directory when it lies inside it, else absolute."""
+def user_path(file: str, cwd: str = "") -> str:
+    """``file`` relative to the working directory ``cwd`` (default: now) inside it, else absolute.
+
+    An audit passes the directory it started in, which a script's ``os.chdir`` does not change.
+    """
     if file.startswith("<"):  # <stdin>, <string>, <unknown>
         return file
-    absolute = os.path.abspath(file)
-    cwd = os.getcwd() + os.sep
+    cwd = (cwd or os.getcwd()).rstrip(os.sep) + os.sep
+    absolute = os.path.normpath(os.path.join(cwd, file))
     return absolute.removeprefix(cwd)
 
 
-def library_path(file: str) -> str:
+def library_path(file: str, cwd: str = "") -> str:
     """A library file from its ``sys.path`` entry (``torch/optim/adamw.py``), else :func:`user_path`."""
     absolute = os.path.abspath(file)
     roots = [os.path.abspath(p) + os.sep for p in sys.path if p]
@@ -41,7 +44,7 @@ def library_path(file: str) -> str:
     torch_root = _torch_root()
     if absolute.startswith(torch_root):
         return absolute[len(torch_root) :]
-    return user_path(file)
+    return user_path(file, cwd)
 
 
 def _torch_root() -> str:

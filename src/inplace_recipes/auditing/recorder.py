@@ -172,6 +172,7 @@ class Recorder:
         self.writes: list[Write] = []
         self.retain = False
         self.backwards = 0
+        self.cwd = os.getcwd()  # paths are shown from here, whatever os.chdir the code runs
         self.failed = 0  # backward calls that raised
         self.backward_at: tuple[str, int] | None = None
         self.tracked = 0
@@ -364,7 +365,9 @@ class Recorder:
         detail = ""
         if nodes:
             first = nodes[0]
-            detail = f"saved by {first.name} ({user_path(first.where[0])}:{first.where[1]})"
+            detail = (
+                f"saved by {first.name} ({user_path(first.where[0], self.cwd)}:{first.where[1]})"
+            )
             if alias == ".data":
                 kind, consequence = ".data alias of a saved tensor", "wrong gradients"
                 detail += "; autograd does not see this write"
@@ -427,6 +430,7 @@ class Recorder:
                 module_name=attribute,
                 parameter=t.is_leaf and t.requires_grad,
                 function=id(user.f_code) if user is not None else 0,
+                cwd=self.cwd,
                 same_source=name == "copy_" and _same_source(t, args),
                 in_function=in_function,
             )
@@ -468,7 +472,7 @@ class Recorder:
     def _judge(self, write: Write) -> None:
         ran_after = [n for n, runs in zip(write.nodes, write.runs, strict=True) if n.runs > runs]
         if ran_after:
-            write.detail += _backward_detail(ran_after)
+            write.detail += _backward_detail(ran_after, write.cwd)
             return
         base = write.consequence
         would = "fail" if base == "backward fails" else "get wrong gradients"
@@ -518,6 +522,7 @@ class Recorder:
                 module=module,
                 module_name=attribute,
                 hooked=hooked,
+                cwd=self.cwd,
             )
         )
 
@@ -559,9 +564,9 @@ def _in_function_forward(user: FrameType | None) -> bool:
     )
 
 
-def _backward_detail(nodes: list[Node]) -> str:
+def _backward_detail(nodes: list[Node], cwd: str) -> str:
     at = nodes[-1].backward_at
-    return f"; used by the backward at {user_path(at[0])}:{at[1]}" if at else ""
+    return f"; used by the backward at {user_path(at[0], cwd)}:{at[1]}" if at else ""
 
 
 def _after(t: Tensor) -> str:

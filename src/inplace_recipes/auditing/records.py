@@ -155,4 +155,5 @@ class Write:
     module: Any = None
     module_name: str | None = None  # e.g. "self.relu", when the user's line is in a forward
     hooked: bool = False
-    function: int = 0  # id of the code object of the user's line  # the tensor is the input or output of a module with a backward hook
+    function: int = 0  # id of the code object of the user's line
+    cwd: str = ""  # the working directory when the audit started: paths are shown from it  # the tensor is the input or output of a module with a backward hook

@@ -289,7 +289,7 @@ def finding(write: Write) -> Finding:
         op=write.label,
         kind=write.kind,
         consequence=write.consequence,
-        file=user_path(write.file),
+        file=user_path(write.file, write.cwd),
         line=write.line,
         code=code,
         fix=write.fix,
@@ -298,5 +298,5 @@ def finding(write: Write) -> Finding:
         shape=write.shape,
         dtype=write.dtype,
         after=write.after,
-        inside=library_path(write.inside) if write.inside else None,
+        inside=library_path(write.inside, write.cwd) if write.inside else None,
     )

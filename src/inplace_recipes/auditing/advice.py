@@ -88,8 +88,8 @@ def _fix_for(write: Write) -> str:
     name, kwargs = write.name, write.call_kwargs
     code = _code(write)
     if write.alias_of_leaf:
-        found = re.fullmatch(rf"([\w.]+)\.data\.{re.escape(name)}\((.*)\)", code)
-        edit = f"{found[1]}.{name}({found[2]})" if found else f"{_target(code, name)}.{name}(...)"
+        call = _call(code, name)
+        edit = f"{call[0]}.{name}({call[1]})" if call else f"{_target(code, name)}.{name}(...)"
         return f"with torch.no_grad(): {edit}  # not .data; {_moved(write)}"
     if write.parameter:  # a leaf written under no_grad: a Parameter cannot be reassigned
         return f"keep this write under torch.no_grad(), and {_moved(write)}"
@@ -137,22 +137,29 @@ def _target(code: str, name: str) -> str:
     return found[1] if found else "the tensor"
 
 
-def _rewrite_call(code: str, name: str, same_source: bool) -> str | None:
-    """The line with ``target.name(args)`` taken out of place, under the line's own names.
-
-    ``y.add_(1)`` gives ``y = y.add(1)``; ``z = y.add_(1)`` gives ``y = y.add(1); z = y``.
-    """
+def _call(code: str, name: str) -> tuple[str, str, int, int] | None:
+    """``target``, the arguments, start and end of ``target[.data].name(arguments)`` in ``code``."""
     found = re.search(rf"(?<![\w.])([\w.]+?)(?:\.data|\.detach\(\))?\.{re.escape(name)}\(", code)
     if found is None:
         return None
-    start, open_at = found.start(), found.end()
-    depth, end = 1, open_at
+    depth, end = 1, found.end()
     while end < len(code) and depth:
         depth += {"(": 1, ")": -1}.get(code[end], 0)
         end += 1
     if depth:
         return None
-    target, arguments = found[1], code[open_at : end - 1]
+    return found[1], code[found.end() : end - 1], found.start(), end
+
+
+def _rewrite_call(code: str, name: str, same_source: bool) -> str | None:
+    """The line with ``target.name(args)`` taken out of place, under the line's own names.
+
+    ``y.add_(1)`` gives ``y = y.add(1)``; ``z = y.add_(1)`` gives ``y = y.add(1); z = y``.
+    """
+    call = _call(code, name)
+    if call is None:
+        return None
+    target, arguments, start, end = call
     assignment = f"{target} = {out_of_place(name, target, arguments, same_source)}"
     rest = code[:start] + target + code[end:]
     return assignment if rest.strip() == target else f"{assignment}; {rest}"
@@ -256,7 +263,10 @@ def _last_backward(write: Write) -> tuple[str, int, str] | None:
 def _moved(write: Write) -> str:
     at = _last_backward(write)
     if at is not None:
-        return f"move it below {_where(at[:2], write.cwd)}, the backward that uses the old value"
+        return (
+            f"move it below {_where(at[:2], write.cwd)}, the backward that uses the old value "
+            "(a weight constraint goes after opt.step())"
+        )
     if write.nodes:
         where = _where(write.nodes[0].where, write.cwd)
         return f"move it below the backward of the graph made at {where} (or after opt.step())"

@@ -248,7 +248,12 @@ def test_an_interrupted_run_prints_the_partial_report_without_the_tools_frames(
     write(tmp_path, "loop.py", LOOP)
     command = [sys.executable, "-m", "inplace_recipes", "audit", "loop.py"]
     process = subprocess.Popen(
-        command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509 - as in a terminal
     )
     assert process.stdout is not None
     for line in process.stdout:

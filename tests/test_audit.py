@@ -441,3 +441,29 @@ def test_a_write_is_judged_by_the_backwards_that_ran_after_it() -> None:
         got = [(f.line, f.consequence) for f in report]
         assert got == [(line_of(m), c) for m, c in expected], (fn.__name__, str(report))
     assert audit(retained_then_written).ok
+
+
+def test_the_audit_modules_import_one_way() -> None:
+    """Records, advice, recorder and report: no module imports one that imports it back."""
+    import ast
+
+    folder = Path(__file__).parents[1] / "src" / "inplace_recipes" / "auditing"
+    imports: dict[str, set[str]] = {}
+    for path in folder.glob("*.py"):
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                names |= {node.module} if node.module else {a.name for a in node.names}
+        imports[path.stem] = {n.split(".")[0] for n in names} - {path.stem}
+    imports["__init__"] = imports.get("__init__", set())
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for name in imports.get(start, set()):
+            if name == goal or (name not in seen and reaches(name, goal, seen | {name})):
+                return True
+        return False
+
+    circles = [m for m in imports if m != "__init__" and reaches(m, m, {m})]
+    assert circles == [], {m: imports[m] for m in circles}
+    assert "recorder" not in imports["advice"]
+    assert imports["records"] == set()

@@ -467,3 +467,15 @@ def test_the_audit_modules_import_one_way() -> None:
     assert circles == [], {m: imports[m] for m in circles}
     assert "recorder" not in imports["advice"]
     assert imports["records"] == set()
+
+
+def test_the_consequence_table_is_the_one_list_tools_read() -> None:
+    from inplace_recipes.auditing import CONSEQUENCE_TABLE, CONSEQUENCES, FAIL_ON
+
+    assert tuple(c.name for c in CONSEQUENCE_TABLE) == CONSEQUENCES
+    assert FAIL_ON["backward-fails"] == ("backward fails", "raises")
+    assert FAIL_ON["unused-graph"] == ("fails if backpropagated", "fails if backward again")
+    assert set(FAIL_ON["any"]) == {c.name for c in CONSEQUENCE_TABLE if c.harmful}
+    row = next(c for c in CONSEQUENCE_TABLE if c.name == "fails if backpropagated")
+    assert row.text().startswith("fails if backpropagated: the write changed a tensor")
+    assert row.text().endswith("(needs a fix; --fail-on unused-graph, any)")

@@ -8,6 +8,8 @@
 No harmful in-place writes.
 >>> report.to_records()[0]["count"]
 2
+>>> print(report.rows()[0].text())
+safe at train.py:12: out += identity (x += ..., ×2)
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@
 No harmful in-place writes.
 >>> report.to_records()[0]["count"]
 2
->>> print(report.rows()[0].text())
-safe at train.py:12: out += identity (x += ..., ×2)
+>>> report.rows()[0].text() == f"safe at train.py:12: out += identity (x += ..., {TIMES}2)"
+True
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ class Row:
     count: int
 
     def text(self) -> str:
-        """The row on one line: ``"backward fails at train.py:8: h.mul_(2) (mul_, x1); fix: ..."``."""
+        """The row on one line: ``"backward fails at train.py:8: h.mul_(2) (mul_, (sign)1); fix: ..."``."""
         f = self.finding
         code = f" {f.code}" if f.code else ""
         fix = f"; fix: {f.fix}" if f.fix else ""

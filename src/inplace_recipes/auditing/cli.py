@@ -86,7 +86,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--fail-on",
         choices=list(FAIL_ON),
-        help=f"exit with {EXIT_FOUND} when a write of this class is found",
+        help=f"exit with {EXIT_FOUND} when a write of this class is found "
+        f"({EXIT_UNAUDITED} when child processes ran unaudited)",
     )
     parser.add_argument(
         "-m",

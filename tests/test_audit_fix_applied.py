@@ -33,6 +33,7 @@ class Case:
     reference: Callable[[], list[Tensor]]
     fix: str  # a regular expression the printed fix must match
     consequence: str = "backward fails"
+    alternative: bool = False  # apply the fix's "or, if ..." branch
 
 
 def audit_json(folder: Path) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
@@ -43,11 +44,15 @@ def audit_json(folder: Path) -> tuple[dict[str, Any], subprocess.CompletedProces
     return json.loads(done.stdout), done
 
 
-def apply(lines: list[str], record: dict[str, Any]) -> list[str]:
+def apply(lines: list[str], record: dict[str, Any], alternative: bool = False) -> list[str]:
     """The script with ``record["fix"]`` applied as its text says."""
     fix: str = record["fix"]
     number = record["line"] - 1
     indent = re.match(r"\s*", lines[number])[0]  # type: ignore[index]
+    if alternative and fix.endswith("run this step after that backward"):
+        backward = int(re.search(r"the backward at train\.py:(\d+)", fix)[1])  # type: ignore[index]
+        lines.insert(backward - 1, lines.pop(number))  # below the backward, which moved up by one
+        return lines
     if fix.startswith("compute "):  # recompute the loss after the step, from a new forward
         loss = fix.split()[1]
         forward_line = int(re.search(r"made at train\.py:(\d+)", fix)[1])  # type: ignore[index]
@@ -272,6 +277,37 @@ def gan_reference() -> list[Tensor]:
     return [*new_g, *stepped]
 
 
+TWO_LOSSES = """
+    import sys
+    import torch
+
+    torch.manual_seed(0)
+    trunk = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh()).double()
+    head1, head2 = torch.nn.Linear(4, 1).double(), torch.nn.Linear(4, 1).double()
+    params = [*trunk.parameters(), *head1.parameters(), *head2.parameters()]
+    opt = torch.optim.SGD(params, lr=0.1)
+    features = trunk(torch.linspace(-1, 1, 6, dtype=torch.float64).reshape(2, 3))
+    loss1 = head1(features).pow(2).mean()
+    loss2 = head1(features).abs().mean() + head2(features).mean()
+    loss1.backward(retain_graph=True)
+    opt.step()
+    loss2.backward()
+    torch.save([p.detach() for p in params], sys.argv[1])
+"""
+
+
+def two_losses_reference() -> list[Tensor]:
+    """One step on the sum of the two losses."""
+    torch.manual_seed(0)
+    trunk = nn.Sequential(nn.Linear(3, 4), nn.Tanh()).double()
+    head1, head2 = nn.Linear(4, 1).double(), nn.Linear(4, 1).double()
+    params = [*trunk.parameters(), *head1.parameters(), *head2.parameters()]
+    features = trunk(torch.linspace(-1, 1, 6, dtype=torch.float64).reshape(2, 3))
+    loss = head1(features).pow(2).mean() + head1(features).abs().mean() + head2(features).mean()
+    grads = torch.autograd.grad(loss, params)
+    return [(p - 0.1 * g).detach() for p, g in zip(params, grads, strict=True)]
+
+
 HOOKED = """
     import sys
     import torch
@@ -373,7 +409,17 @@ CASES = [
         GAN,
         gan_reference,
         r"compute g_loss after this step, from a new forward \(not from the output made at "
-        r"train\.py:15\), so that the backward at train\.py:22 uses the stepped weights",
+        r"train\.py:15\), so that the backward at train\.py:22 uses the stepped weights; or, "
+        r"if g_loss should train what this step updates \(one model, two losses\), run this "
+        r"step after that backward",
+    ),
+    Case(
+        "two losses, one step",
+        TWO_LOSSES,
+        two_losses_reference,
+        r"compute loss2 after this step, .*; or, if loss2 should train what this step updates "
+        r"\(one model, two losses\), run this step after that backward",
+        alternative=True,
     ),
     Case(
         "hooked output",
@@ -406,7 +452,7 @@ def test_the_printed_fix_applied_to_its_script_removes_the_finding_and_gives_the
     assert [r["consequence"] for r in harmful] == [case.consequence], done.stderr
     (record,) = harmful
     assert re.fullmatch(case.fix, record["fix"]) or re.match(case.fix, record["fix"]), record
-    fixed = apply(script.splitlines(), record)
+    fixed = apply(script.splitlines(), record, case.alternative)
     (tmp_path / "train.py").write_text("\n".join(fixed) + "\n")
     data, done = audit_json(tmp_path)
     assert data["error"] is None, done.stderr + "\n".join(fixed)

@@ -268,7 +268,8 @@ def test_an_optimizer_step_between_two_backwards_of_one_graph_is_blamed_on_the_s
     assert row["fix"] == (
         "compute errG after this step, from a new forward (not from the output made at "
         f"tests/models_loops.py:{forward}), so that the backward at "
-        f"tests/models_loops.py:{g_backward} uses the stepped weights"
+        f"tests/models_loops.py:{g_backward} uses the stepped weights; or, if errG should "
+        "train what this step updates (one model, two losses), run this step after that backward"
     )
 
 

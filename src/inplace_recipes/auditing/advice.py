@@ -229,10 +229,12 @@ def _fix_step(write: Write, saved_at: str) -> str:
     file, line, loss = backward
     forward = _where(node.line_in(write.function), write.cwd)
     what = f"{loss} " if loss else "the loss "
+    name = loss or "that loss"
     return (
         f"compute {what}after this step, from a new forward (not from the output made at "
         f"{forward}), so that the backward at {_where((file, line), write.cwd)} "
-        "uses the stepped weights"
+        f"uses the stepped weights; or, if {name} should train what this step updates "
+        "(one model, two losses), run this step after that backward"
     )
 
 

@@ -240,13 +240,24 @@ def grads(fn: Callable[..., Tensor]) -> list[Tensor]:
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_audit_finds_the_write_at_its_line(case: Case) -> None:
-    report = audit(case.inplace, *inputs())
+    report = audit(lambda x, w: case.inplace(x, w).backward(), *inputs())
     found = sorted((f.line, f.kind, f.consequence) for f in report)
     assert found == sorted((line_of(m), k, c) for m, k, c in case.expected)
     for finding in report:
         assert finding.file == os.path.relpath(__file__)
         assert finding.code.endswith(f"# W:{case.expected[0][0]}")
         assert (finding.fix is None) == (finding.consequence == "safe")
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_without_a_backward_a_broken_graph_would_fail_if_backpropagated(case: Case) -> None:
+    """No backward ran: the write that breaks one is "fails if backpropagated", not "backward fails"."""
+    report = audit(case.inplace, *inputs())
+    renamed = {"backward fails": "fails if backpropagated"}
+    expected = [(line_of(m), k, renamed.get(c, c)) for m, k, c in case.expected]
+    found = [(f.line, f.kind, f.consequence) for f in report]
+    assert sorted(found) == sorted(expected)
+    assert all(f.consequence != "backward fails" for f in report)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
@@ -317,14 +328,15 @@ def test_a_model_with_every_kind_misses_none() -> None:
 
     with audit() as report:
         Net()(torch.randn(3, 5))
+    # no backward ran: each write that breaks one "fails if backpropagated"
     assert [(f.line, f.consequence) for f in report] == [
-        (line_of("net_relu"), "backward fails"),
-        (line_of("net_residual"), "backward fails"),
+        (line_of("net_relu"), "fails if backpropagated"),
+        (line_of("net_residual"), "fails if backpropagated"),
         (line_of("net_data"), "wrong gradients"),
-        (line_of("net_setitem"), "backward fails"),  # r is still tanh's saved output
+        (line_of("net_setitem"), "fails if backpropagated"),  # r is still tanh's saved output
     ]
     worst = [f.consequence for f in report.worst_first()]
-    assert worst == ["wrong gradients", "backward fails", "backward fails", "backward fails"]
+    assert worst == ["wrong gradients", *["fails if backpropagated"] * 3]
     assert not report.ok
     text = str(report).splitlines()
     assert text[0].split() == ["#", "consequence", "where", "op", "count", "tensor"]
@@ -381,7 +393,7 @@ def test_every_write_into_a_saved_tensor_is_reported_not_only_the_first() -> Non
 
     with pytest.raises(RuntimeError, match="output 0 of Tanh, is at version 1"):
         second_alone(*inputs()).backward()
-    report = audit(both, *inputs())
+    report = audit(lambda x, w: both(x, w).backward(), *inputs())
     assert [(f.line, f.consequence) for f in report] == [
         (line_of("first_write"), "backward fails"),
         (line_of("second_write"), "backward fails"),
@@ -416,7 +428,7 @@ def test_a_write_is_judged_by_the_backwards_that_ran_after_it() -> None:
         b.sum().backward()
 
     cases = [
-        (forward_only, [("judged_forward_only", "backward fails")]),
+        (forward_only, [("judged_forward_only", "fails if backpropagated")]),
         (retained_then_written, [("judged_retained", "fails if backward again")]),
         (retained_written_and_used, [("judged_used", "backward fails")]),
         (
@@ -429,3 +441,41 @@ def test_a_write_is_judged_by_the_backwards_that_ran_after_it() -> None:
         got = [(f.line, f.consequence) for f in report]
         assert got == [(line_of(m), c) for m, c in expected], (fn.__name__, str(report))
     assert audit(retained_then_written).ok
+
+
+def test_the_audit_modules_import_one_way() -> None:
+    """Records, advice, recorder and report: no module imports one that imports it back."""
+    import ast
+
+    folder = Path(__file__).parents[1] / "src" / "inplace_recipes" / "auditing"
+    imports: dict[str, set[str]] = {}
+    for path in folder.glob("*.py"):
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                names |= {node.module} if node.module else {a.name for a in node.names}
+        imports[path.stem] = {n.split(".")[0] for n in names} - {path.stem}
+    imports["__init__"] = imports.get("__init__", set())
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for name in imports.get(start, set()):
+            if name == goal or (name not in seen and reaches(name, goal, seen | {name})):
+                return True
+        return False
+
+    circles = [m for m in imports if m != "__init__" and reaches(m, m, {m})]
+    assert circles == [], {m: imports[m] for m in circles}
+    assert "recorder" not in imports["advice"]
+    assert imports["records"] == set()
+
+
+def test_the_consequence_table_is_the_one_list_tools_read() -> None:
+    from inplace_recipes.auditing import CONSEQUENCE_TABLE, CONSEQUENCES, FAIL_ON
+
+    assert tuple(c.name for c in CONSEQUENCE_TABLE) == CONSEQUENCES
+    assert FAIL_ON["backward-fails"] == ("backward fails", "raises")
+    assert FAIL_ON["unused-graph"] == ("fails if backpropagated", "fails if backward again")
+    assert set(FAIL_ON["any"]) == {c.name for c in CONSEQUENCE_TABLE if c.harmful}
+    row = next(c for c in CONSEQUENCE_TABLE if c.name == "fails if backpropagated")
+    assert row.text().startswith("fails if backpropagated: the write changed a tensor")
+    assert row.text().endswith("(needs a fix; --fail-on unused-graph, any)")

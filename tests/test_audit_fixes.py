@@ -98,7 +98,7 @@ def test_fix_line_runs_and_gives_the_in_place_values(writers: ModuleType, number
     report = audit(getattr(writers, f"write_{number}"), x, **values)
     assert report.error is None, report.error
     values["torch"] = torch
-    records = [r for r in report.to_records() if r["consequence"] == "backward fails"]
+    records = [r for r in report.to_records() if r["consequence"] == "fails if backpropagated"]
     assert [r["code"] for r in records] == [call], report.to_records()
     fix = records[0]["fix"]
     assert isinstance(fix, str), records[0]

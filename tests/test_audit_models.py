@@ -264,8 +264,13 @@ def test_an_optimizer_step_between_two_backwards_of_one_graph_is_blamed_on_the_s
     assert row["code"] == "optimizerD.step()  # W:gan_d_step_bug"
     assert row["inside"].startswith("torch/optim/")
     g_backward = line_of(loops, "gan_d_step_bug") + 2
-    assert f"run this step after line {g_backward}, the last backward" in row["fix"]
-    assert "x = x." not in row["fix"]
+    forward = line_of(loops, "gan_d_step_bug") - 5  # output = netD(netG(noise)).view(-1)
+    assert row["fix"] == (
+        "compute errG after this step, from a new forward (not from the output made at "
+        f"tests/models_loops.py:{forward}), so that the backward at "
+        f"tests/models_loops.py:{g_backward} uses the stepped weights; or, if errG should "
+        "train what this step updates (one model, two losses), run this step after that backward"
+    )
 
 
 def test_a_data_clip_between_forward_and_backward_says_no_grad_and_where_to_move_it() -> None:
@@ -278,7 +283,7 @@ def test_a_data_clip_between_forward_and_backward_says_no_grad_and_where_to_move
     (row,) = [r for r in report.to_records() if r["fix"]]
     backward_line = line_of(loops, "wgan_clip_bug") + 1
     assert "torch.no_grad()" in row["fix"]
-    assert f"below line {backward_line}" in row["fix"]
+    assert f"below tests/models_loops.py:{backward_line}," in row["fix"]
     # every weight but BatchNorm's bias, which batch norm's backward does not save
     assert row["count"] == len(list(netD.parameters())) - 1
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from inplace_recipes import audit
-from inplace_recipes.auditing.cli import main
+from inplace_recipes.auditing.cli import EXIT_NOT_RUN, main
 
 
 def test_the_block_form_takes_no_arguments() -> None:
@@ -52,10 +52,10 @@ def test_inference_tensors_and_empty_tensors_are_not_a_problem() -> None:
 
 
 def test_a_missing_script_is_named(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as info:
-        main(["no_such_script.py"])
-    assert info.value.code == 2
-    assert "no such script: 'no_such_script.py'" in capsys.readouterr().err
+    assert main(["no_such_script.py"]) == EXIT_NOT_RUN
+    err = capsys.readouterr().err
+    assert "can't open file 'no_such_script.py': No such file or directory" in err
+    assert "no_such_script.py did not run; nothing was audited." in err
 
 
 def test_an_unknown_fail_on_class_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
@@ -74,4 +74,4 @@ def test_the_command_line_without_a_script_says_so(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert done.returncode == 2
-    assert "the following arguments are required: script" in done.stderr
+    assert "the following arguments are required: script (or -m module)" in done.stderr

@@ -4,9 +4,11 @@ Audit a training script without changing it
 
 ``python -m inplace_recipes audit train.py [args...]`` runs a script under
 :func:`~inplace_recipes.auditing.audit`, the way ``python -m cProfile`` runs one
-under the profiler: the script gets its own ``sys.argv`` and runs as
-``__main__``, and the report is printed when it ends, also when it raises.
-``--json`` and ``--fail-on`` make it a check for CI.
+under the profiler: the script gets its own ``sys.argv``, runs as
+``__main__`` with an absolute ``__file__``, and the report is printed when it
+ends, also when it raises or is interrupted. ``-m module`` runs a module
+(``-m torch.distributed.run``), the processes the script starts are audited
+too, and ``--json`` and ``--fail-on`` make it a check for CI.
 """
 
 # %%
@@ -96,28 +98,45 @@ assert str(folder) not in done.stderr.split("inplace_recipes audit of")[1]
 # JSON for tools
 # --------------
 #
-# With ``--json`` the report is the only thing on stdout (the script's prints go
-# to stderr): ``{"findings": [...], "error": ...}``, one record per row, with the
-# keys of ``inplace_recipes.auditing.RECORD_FIELDS`` (see
-# :meth:`~inplace_recipes.auditing.AuditReport.to_records`).
+# With ``--json`` the report is the only thing on stdout: while the script runs,
+# file descriptor 1 points at stderr, so its prints, C code and subprocesses
+# cannot mix into the JSON (``--json-out FILE`` writes it to a file instead).
+# The object has ``findings``, one record per row with the keys of
+# ``inplace_recipes.auditing.RECORD_FIELDS`` (see
+# :meth:`~inplace_recipes.auditing.AuditReport.to_records`), ``error``,
+# ``children``, ``interrupted`` and ``exit``.
 
 command = [sys.executable, "-m", "inplace_recipes", "audit", "--json", "train.py", "1"]
 done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False, timeout=300)
 data = json.loads(done.stdout)
 print(json.dumps(data["findings"][0], indent=2))
 print("error:", data["error"].split(":")[0])
+print("exit:", data["exit"])
 
 # %%
 # Fix the line, then use it in CI
 # -------------------------------
 #
-# ``--fail-on`` picks what fails the check: ``backward-fails`` (also writes that
-# autograd refuses at once), ``wrong-gradients`` (silent: ``.data``, writes under
-# ``no_grad``), or ``any`` of them. A script that raises exits with 1, as
-# Python does; one that runs but has a write of the chosen class exits with 3;
-# otherwise the script's own exit code passes through. Writes that only touch a
-# graph kept with ``retain_graph=True`` and never used again do not fail it.
-#
+# ``--fail-on`` picks what fails the check, by the classes of
+# ``inplace_recipes.auditing.CONSEQUENCE_TABLE``:
+
+from inplace_recipes.auditing import CONSEQUENCE_TABLE, FAIL_ON
+from inplace_recipes.auditing.cli import EXIT_FOUND, EXIT_NOT_RUN, EXIT_UNAUDITED
+
+for consequence in CONSEQUENCE_TABLE:
+    print(consequence.text())
+
+# %%
+# A script that raises exits with 1, as Python does (an in-place error too);
+# one that runs but has a write of the chosen class exits with the code below,
+# in place of the script's own; children that ran unaudited fail every
+# ``--fail-on``; nothing to run (no such file, a syntax error) gives its own
+# code. The report's last line says which code was given and why.
+
+print(f"--fail-on found a write: {EXIT_FOUND}; children unaudited: {EXIT_UNAUDITED}")
+print(f"nothing ran: {EXIT_NOT_RUN}; --fail-on classes: {', '.join(FAIL_ON)}")
+
+# %%
 # With the report's fix applied, the script trains and the check passes:
 
 (folder / "train.py").write_text(SCRIPT.replace("x += out", "x = x + out"))
@@ -141,10 +160,105 @@ assert "No harmful in-place writes." in done.stderr
 done = run("--fail-on", "wrong-gradients", "train.py", "1")
 
 # sphinx_gallery_start_ignore
-assert done.returncode == 3, done.stderr
+assert done.returncode == EXIT_FOUND, done.stderr
 assert "wrong gradients" in done.stderr
 assert "torch.no_grad()" in done.stderr
-assert "move it below line 28" in done.stderr, done.stderr
+assert "move it below train.py:28" in done.stderr, done.stderr
+# sphinx_gallery_end_ignore
+
+# %%
+# Workers started by the script
+# ------------------------------
+#
+# A DDP script starts its workers with ``torch.multiprocessing.spawn`` (or is
+# started by ``torchrun``). The audit follows them: each worker runs under its
+# own audit, and its writes come back into the one report, with how many
+# workers were audited. Here each of two workers clips its weights with
+# ``.data`` between the forward and the backward:
+
+(folder / "worker.py").write_text(
+    textwrap.dedent(
+        """
+        import torch
+
+
+        def worker(rank):
+            torch.manual_seed(rank)
+            model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+            loss = model(torch.randn(8, 4)).pow(2).mean()
+            for p in model.parameters():
+                p.data.clamp_(-0.1, 0.1)
+            loss.backward()
+        """
+    )
+)
+(folder / "spawn.py").write_text(
+    textwrap.dedent(
+        """
+        import torch.multiprocessing as mp
+        from worker import worker
+
+        if __name__ == "__main__":
+            mp.spawn(worker, nprocs=2)
+        """
+    )
+)
+done = run("--fail-on", "wrong-gradients", "spawn.py")
+
+# sphinx_gallery_start_ignore
+assert done.returncode == EXIT_FOUND, done.stderr
+assert "wrong gradients  worker.py:10" in done.stderr, done.stderr
+assert "2 child processes were audited" in done.stderr
+# sphinx_gallery_end_ignore
+
+# %%
+# ``torchrun``'s workers are subprocesses: run the launcher with ``-m``, as
+# ``python -m torch.distributed.run`` would, and they are audited the same way
+# (``python -m inplace_recipes audit -m torch.distributed.run --standalone
+# --nproc-per-node 2 train.py``; the command's tests run it). A child that
+# leaves no report (killed, ``os._exit``, ``python -c``) is counted as
+# unaudited, and fails every ``--fail-on``.
+#
+# Audit a few steps, then Ctrl-C
+# ------------------------------
+#
+# A training loop need not end for its report: after Ctrl-C (``SIGINT``) or
+# ``SIGTERM`` the command prints the script's traceback (no frame of the
+# audit's own) and the report of what ran. This script trains forever; the page
+# interrupts it after its third step:
+
+import os
+import signal
+
+(folder / "forever.py").write_text(
+    (folder / "train.py").read_text().replace("range(int(sys.argv[1]))", "range(10**9)")
+)
+command = [sys.executable, "-m", "inplace_recipes", "audit", "forever.py"]
+process = subprocess.Popen(
+    command,
+    cwd=folder,
+    stdout=subprocess.PIPE,
+    stderr=subprocess.PIPE,
+    text=True,
+    env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509 - as in a terminal
+)
+print("$ python -m inplace_recipes audit forever.py")
+for line in process.stdout:
+    print(line, end="")
+    if line.startswith("step 2"):
+        process.send_signal(signal.SIGINT)
+        break
+_, err = process.communicate(timeout=120)  # the steps printed after Ctrl-C are left out
+print("^C", err, sep="\n", end="")
+print(f"(exit code {process.returncode})")
+
+# sphinx_gallery_start_ignore
+assert process.returncode == 130, err
+assert "KeyboardInterrupt" in err
+assert "inplace_recipes" not in err.split("inplace_recipes audit of")[0]
+assert "Interrupted by SIGINT: the report covers what ran before it." in err
+assert "wrong gradients  forever.py:27" in err, err
 # sphinx_gallery_end_ignore
 
 # %%

@@ -116,6 +116,27 @@ assert all(f.fix for f in report)
 # sphinx_gallery_end_ignore
 
 # %%
+# Run the same forward without a backward, as an evaluation that forgot
+# ``torch.no_grad()`` does, and nothing fails: the writes that broke backward
+# above are now ``fails if backpropagated``, their own class, which
+# ``--fail-on backward-fails`` does not fail on (``unused-graph`` and ``any``
+# do). The ``.data`` write stays ``wrong gradients``: a backward through it
+# would run and be wrong.
+
+evaluation = ir.audit(net, x)
+print(evaluation)
+
+# sphinx_gallery_start_ignore
+assert evaluation.error is None
+assert [f.consequence for f in evaluation] == [
+    "fails if backpropagated",
+    "fails if backpropagated",
+    "wrong gradients",
+    "fails if backpropagated",
+], evaluation
+# sphinx_gallery_end_ignore
+
+# %%
 # ``report.to_records()`` gives the same rows as plain, JSON-ready dicts, for
 # tests and tools. Their keys are fixed (``inplace_recipes.auditing.RECORD_FIELDS``):
 # ``file`` (relative to the working directory), ``line``, ``code``,
@@ -292,20 +313,34 @@ assert {r["code"] for r in report.to_records() if r["fix"]} == {"opt.step()"}, r
 # rounds, after checking that neither changes the gradients. Outside
 # ``with ir.audit()`` nothing is installed and nothing runs.
 
-from inplace_recipes.auditing.overhead import measure_overhead
+from inplace_recipes.auditing.overhead import count_overhead_instructions, measure_overhead
 
 times = measure_overhead()
+counts = count_overhead_instructions()
 for name, label in [("bare", "no tool"), ("audit", "ir.audit()"), ("anomaly", "detect_anomaly")]:
     ratio = times[name] / times["bare"]
-    print(f"{label:15} {times[name] * 1e3:6.2f} ms per step   {ratio:4.1f}x")
+    line = f"{label:15} {times[name] * 1e3:6.2f} ms per step   {ratio:4.1f}x"
+    if counts["available"]:
+        instructions = counts["instructions"]
+        share = instructions[name] / instructions["bare"]
+        line += f"   {instructions[name] / 1e6:6.2f} M instructions   {share:4.1f}x"
+    print(line)
+if not counts["available"]:
+    print("instruction counts:", counts["reason"])
+
+# %%
+# Wall time on a shared machine moves by tens of percent from run to run; the
+# instruction counts (Valgrind's callgrind, one process, the same steps after a
+# warm-up) do not.
 
 # %%
 # Audit a script without changing it
 # -----------------------------------
 #
 # ``python -m inplace_recipes audit train.py [args...]`` runs a script under the
-# audit and prints this report when it ends, also when it raises; ``--json`` and
-# ``--fail-on`` make it a CI check. See :doc:`plot_audit_command`.
+# audit, with the worker processes it starts, and prints this report when it
+# ends, also when it raises or is interrupted; ``--json`` and ``--fail-on`` make
+# it a CI check. See :doc:`plot_audit_command`.
 
 # %%
 # Learn more

@@ -15,12 +15,15 @@ and the line that removes it; harmless writes are summed up in one line.
 ...     h = x.sigmoid()  # sigmoid saves its output for backward
 ...     h = h.mul_(2)    # ... which this changes
 >>> [(f.op, f.consequence) for f in report]
-[('mul_', 'backward fails')]
+[('mul_', 'fails if backpropagated')]
 
 A write is judged when the audit ends, by the backwards it saw (see
-:class:`~inplace_recipes.auditing.recorder.Recorder`): a write into a graph
-that was kept with ``retain_graph=True`` and never backpropagated through
-again is ``"fails if backward again"``, not an error.
+:class:`~inplace_recipes.auditing.recorder.Recorder`): here no backward
+ran, so the write is ``"fails if backpropagated"``; with a backward through
+``h`` after it, ``"backward fails"``. A write into a graph that was kept
+with ``retain_graph=True`` and never backpropagated through again is
+``"fails if backward again"``, not an error. :data:`CONSEQUENCE_TABLE` lists
+every consequence, what it means and the ``--fail-on`` classes that fail on it.
 
 How it works: a :class:`~torch.overrides.TorchFunctionMode` sees each torch
 call your code makes, compares the version counters of its tensor
@@ -46,11 +49,21 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, overload
 
-from .advice import short_path
 from .recorder import Recorder
-from .report import CONSEQUENCES, RECORD_FIELDS, AuditReport, Finding, Row, finding
+from .records import CONSEQUENCE_TABLE, CONSEQUENCES, FAIL_ON, Consequence
+from .report import RECORD_FIELDS, AuditReport, Finding, Row, finding
 
-__all__ = ["CONSEQUENCES", "RECORD_FIELDS", "AuditReport", "Finding", "Row", "audit"]
+__all__ = [
+    "CONSEQUENCES",
+    "CONSEQUENCE_TABLE",
+    "FAIL_ON",
+    "RECORD_FIELDS",
+    "AuditReport",
+    "Consequence",
+    "Finding",
+    "Row",
+    "audit",
+]
 
 
 class _Audit:
@@ -75,7 +88,7 @@ class _Audit:
         tb: TracebackType | None,
     ) -> None:
         self._installed.__exit__(kind, error, tb)
-        self.report.findings[:] = [finding(write, short_path) for write in self._recorder.finish()]
+        self.report.findings[:] = [finding(write) for write in self._recorder.finish()]
 
 
 @overload

@@ -4,11 +4,10 @@ A write made inside torch (an optimizer's ``addcdiv_``, ``Embedding(max_norm=...
 renorm, ``nn.ReLU(inplace=True)``) is advised at the line that called torch:
 move the step, pass a clone, build the module with ``inplace=False``.
 
+Reads the records (:mod:`.records`); the recorder calls it, and it calls nothing back.
+
 >>> label("__iadd__", {}, None)
 'x += ...'
->>> import torch
->>> short_path(torch.nn.functional.__file__)  # a library file: from its sys.path entry
-'torch/nn/functional.py'
 """
 
 from __future__ import annotations
@@ -16,20 +15,14 @@ from __future__ import annotations
 import linecache
 import os
 import re
-import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
-if TYPE_CHECKING:
-    from .recorder import Write
+from .paths import user_path
+from .records import Write
 
-__all__ = ["HARMFUL", "HARMLESS", "fix_for", "label", "out_of_place", "short_path"]
-
-#: Consequences that need a fix, worst first.
-HARMFUL = ("wrong gradients", "backward fails", "raises")
-#: Consequences that need none: summarised on one line each.
-HARMLESS = ("fails if backward again", "safe")
+__all__ = ["fix_for", "label", "out_of_place"]
 
 _DUNDER = {
     "__iadd__": "+",
@@ -46,25 +39,6 @@ _DUNDER = {
     "__ilshift__": "<<",
     "__irshift__": ">>",
 }
-
-
-def short_path(file: str) -> str:
-    """``file`` relative to the working directory, else to its ``sys.path`` entry; never absolute.
-
-    Library files read as their import path (``torch/optim/adamw.py``).
-    """
-    if not os.path.isabs(file):
-        return file
-    cwd = os.getcwd() + os.sep
-    installed = {"site-packages", "dist-packages"}  # a virtualenv inside the project: a library
-    if file.startswith(cwd) and not installed & set(file[len(cwd) :].split(os.sep)):
-        return file[len(cwd) :]
-    roots = [os.path.abspath(p) + os.sep for p in sys.path if p]
-    roots += [os.path.dirname(os.path.dirname(os.path.dirname(__file__))) + os.sep]
-    best = max((r for r in roots if file.startswith(r)), key=len, default=None)
-    if best is not None:
-        return file[len(best) :]
-    return os.path.basename(file)
 
 
 #: The in-place method Python calls for an augmented assignment.
@@ -97,6 +71,13 @@ def fix_for(write: Write) -> str:
     fix = _fix_for(write)
     if write.in_function and write.kind == "non-leaf under no_grad":
         fix += "  # or keep the write: ctx.mark_dirty() the tensor and return it"
+    if write.hooked:
+        fix += (
+            "  # and every other in-place op on this module's input or output"
+            " (or hook the enclosing module instead)"
+        )
+    if write.consequence == "fails if backpropagated" and not write.alias_of_leaf:
+        fix += "  # or, in an evaluation, run it under torch.no_grad()"
     return fix
 
 
@@ -105,11 +86,13 @@ def _fix_for(write: Write) -> str:
     if write.inside is not None:
         return _fix_inside(write, saved_at)
     name, kwargs = write.name, write.call_kwargs
-    code = linecache.getline(write.file, write.line).split("#")[0].strip()
+    code = _code(write)
     if write.alias_of_leaf:
-        found = re.fullmatch(rf"([\w.]+)\.data\.{re.escape(name)}\((.*)\)", code)
-        edit = f"{found[1]}.{name}({found[2]})" if found else f"p.{name}(...)"
+        call = _call(code, name)
+        edit = f"{call[0]}.{name}({call[1]})" if call else f"{_target(code, name)}.{name}(...)"
         return f"with torch.no_grad(): {edit}  # not .data; {_moved(write)}"
+    if write.parameter:  # a leaf written under no_grad: a Parameter cannot be reassigned
+        return f"keep this write under torch.no_grad(), and {_moved(write)}"
     if write.kind == "non-leaf under no_grad" and not write.in_function:
         return "compute it out of place outside no_grad, or on a .clone()"
     if name == "__setitem__":
@@ -124,27 +107,62 @@ def _fix_for(write: Write) -> str:
         if found:
             target, value = found.groups()
             return f"{target} = {target} {symbol} {value}"
-        return f"x = x {symbol} y  # not x {symbol}= y"
-    found = re.fullmatch(
-        rf"(?:([\w.]+)\s*=\s*)?([\w.]+?)(?:\.data|\.detach\(\))?\.{re.escape(name)}\((.*)\)", code
-    )
-    if found and name.endswith("_") and not name.startswith("_"):
-        assigned, target, arguments = found.groups()
-        if assigned in (None, target):
-            return f"{target} = {out_of_place(name, target, arguments, write.same_source)}"
+        return f"write it out of place: a = a {symbol} b, not a {symbol}= b"
+    if name.endswith("_") and not name.startswith("_"):
+        rewritten = _rewrite_call(code, name, write.same_source)
+        if rewritten is not None:
+            return rewritten
     if kwargs.get("out") is not None:
         if hasattr(torch, name):
             return f"y = torch.{name}(...)  # without out="
         return "y = a new tensor from the op, without out="
     if kwargs.get("inplace"):
         if hasattr(torch.nn.functional, name):
-            return f"x = torch.nn.functional.{name}(x)  # inplace=False"
+            return f"pass inplace=False to {name} on this line (or call torch.nn.functional.{name} without it)"
         return "pass inplace=False"
     if name.endswith("_") and not name.startswith("_"):
-        return f"x = {out_of_place(name, 'x', '...')}  # not x.{name}(...){saved_at}"
+        return f"call {name[:-1]} (out of place) instead of {name}, and use its result{saved_at}"
     if hasattr(torch, name):
-        return f"x = torch.{name}(...)  # out of place"
+        return f"use the result of torch.{name}(...) out of place{saved_at}"
     return f"run this line after the last backward that needs the old values, or pass a .clone(){saved_at}"
+
+
+def _code(write: Write) -> str:
+    return linecache.getline(write.file, write.line).split("#")[0].strip()
+
+
+def _target(code: str, name: str) -> str:
+    """The expression the line calls ``name`` on (``self.weight`` in ``self.weight.renorm_(...)``)."""
+    found = re.search(rf"([\w.]+?)(?:\.data|\.detach\(\))?\.{re.escape(name)}\(", code)
+    return found[1] if found else "the tensor"
+
+
+def _call(code: str, name: str) -> tuple[str, str, int, int] | None:
+    """``target``, the arguments, start and end of ``target[.data].name(arguments)`` in ``code``."""
+    found = re.search(rf"(?<![\w.])([\w.]+?)(?:\.data|\.detach\(\))?\.{re.escape(name)}\(", code)
+    if found is None:
+        return None
+    depth, end = 1, found.end()
+    while end < len(code) and depth:
+        depth += {"(": 1, ")": -1}.get(code[end], 0)
+        end += 1
+    if depth:
+        return None
+    return found[1], code[found.end() : end - 1], found.start(), end
+
+
+def _rewrite_call(code: str, name: str, same_source: bool) -> str | None:
+    """The line with ``target.name(args)`` taken out of place, under the line's own names.
+
+    ``y.add_(1)`` gives ``y = y.add(1)``; ``z = y.add_(1)`` gives ``y = y.add(1); z = y``.
+    """
+    call = _call(code, name)
+    if call is None:
+        return None
+    target, arguments, start, end = call
+    assignment = f"{target} = {out_of_place(name, target, arguments, same_source)}"
+    rest = code[:start] + target + code[end:]
+    return assignment if rest.strip() == target else f"{assignment}; {rest}"
 
 
 def out_of_place(name: str, target: str, arguments: str, same_source: bool = False) -> str:
@@ -188,9 +206,7 @@ def _fix_inside(write: Write, saved_at: str) -> str:
         kind = type(write.module).__name__
         return f"build {write.module_name or 'it'} as nn.{kind}(inplace=False)"
     if f"{os.sep}optim{os.sep}" in inside:
-        at = _last_backward(write)
-        where = f"after line {at}, " if at else "after "
-        return f"run this step {where}the last backward that needs the old values{saved_at}"
+        return _fix_step(write, saved_at)
     if write.name == "embedding" or write.name.startswith("embedding_renorm"):
         return (
             "Embedding(max_norm=...) renormalises its weight in place: "
@@ -199,26 +215,64 @@ def _fix_inside(write: Write, saved_at: str) -> str:
     return f"run this line after the last backward that needs the old values, or pass a .clone(){saved_at}"
 
 
+def _fix_step(write: Write, saved_at: str) -> str:
+    """An optimizer step between a forward and the backward that needs its weights.
+
+    Moving the step below that backward would add that loss's gradient into
+    this optimizer's ``.grad`` before it steps; the fix that keeps both updates
+    right computes the loss again after the step, from a new forward.
+    """
+    backward = _last_backward(write)
+    node = write.nodes[0] if write.nodes else None
+    if backward is None or node is None:
+        return f"run this step after the last backward that needs the old values{saved_at}"
+    file, line, loss = backward
+    forward = _where(node.line_in(write.function), write.cwd)
+    what = f"{loss} " if loss else "the loss "
+    name = loss or "that loss"
+    return (
+        f"compute {what}after this step, from a new forward (not from the output made at "
+        f"{forward}), so that the backward at {_where((file, line), write.cwd)} "
+        f"uses the stepped weights; or, if {name} should train what this step updates "
+        "(one model, two losses), run this step after that backward"
+    )
+
+
+def _where(at: tuple[str, int], cwd: str) -> str:
+    """``file:line`` under the working-directory rule."""
+    return f"{user_path(at[0], cwd)}:{at[1]}"
+
+
 def _saved_at(write: Write) -> str:
     if not write.nodes:
         return ""
-    node = write.nodes[0]
-    return f" (saved at {short_path(node.where[0])}:{node.where[1]})"
+    return f" (saved at {_where(write.nodes[0].where, write.cwd)})"
 
 
-def _last_backward(write: Write) -> int | None:
-    """The line of the last backward that ran through a node whose tensor ``write`` changed."""
-    at = next((n.backward_at for n in reversed(write.nodes) if n.backward_at), None)
-    return None if at is None or at[0] != write.file else at[1]
+def _last_backward(write: Write) -> tuple[str, int, str] | None:
+    """File, line and loss name of the last backward through a node whose tensor ``write`` changed."""
+    node = next((n for n in reversed(write.nodes) if n.backward_at), None)
+    if node is None or node.backward_at is None:
+        return None
+    file, line = node.backward_at
+    code = linecache.getline(file, line)
+    found = re.search(r"([\w.]+)\.backward\(", code) or re.search(
+        r"autograd\.(?:backward|grad)\(\s*([\w.]+)", code
+    )
+    return file, line, found[1] if found else ""
 
 
 def _moved(write: Write) -> str:
     at = _last_backward(write)
     if at is not None:
-        return f"move it below line {at}, the backward that uses the old value"
+        return (
+            f"move it below {_where(at[:2], write.cwd)}, the backward that uses the old value "
+            "(a weight constraint goes after opt.step())"
+        )
     if write.nodes:
-        return f"move it below the backward of the graph made at line {write.nodes[0].where[1]}"
-    return "move it where no graph uses the old value"
+        where = _where(write.nodes[0].where, write.cwd)
+        return f"move it below the backward of the graph made at {where} (or after opt.step())"
+    return "move it where no graph uses the old value (after opt.step())"
 
 
 def _setitem(args: tuple[Any, ...]) -> str:

@@ -1,156 +1,234 @@
-"""``python -m inplace_recipes audit train.py [args...]``: run a script unchanged under :func:`audit`.
+"""``python -m inplace_recipes audit [options] (script.py | -m module) [args...]``: run a script unchanged under :func:`audit`.
 
-Like ``python -m cProfile``, the script runs as ``__main__`` with its own
-``sys.argv``; the report is printed to stderr when it ends, also when it
-raises or calls ``sys.exit``. With ``--json`` the report is the only thing
-on stdout, as JSON (:meth:`~inplace_recipes.auditing.AuditReport.to_json`);
-the script's own prints go to stderr.
+Like ``python -m cProfile``, the script (or, with ``-m``, the module) runs as
+``__main__`` with its own ``sys.argv`` and an absolute ``__file__``; the
+report is printed to stderr when it ends, also when it raises, calls
+``sys.exit`` or is interrupted (Ctrl-C, ``SIGTERM``: the report then covers
+what ran). The processes it starts with ``multiprocessing``
+(``torch.multiprocessing.spawn``) or as Python subprocesses (``torchrun``'s
+workers: ``-m torch.distributed.run``) are audited too, and their writes are
+in the report (see :mod:`.children`); children that ran unaudited are
+counted, and fail every ``--fail-on``.
 
-Exit codes: the script's own error gives 1 (as Python would); else, with
-``--fail-on``, :data:`EXIT_FOUND` (3) when the report has a write of that
-class (``backward-fails``: ``"backward fails"`` or ``"raises"``;
-``wrong-gradients``; ``any``: either); else the script's own exit code.
+``--json`` prints the report as JSON
+(:meth:`~inplace_recipes.auditing.AuditReport.to_json`) on stdout, alone:
+while the script runs, file descriptor 1 points at stderr, so that prints,
+C code and subprocesses cannot mix into it. ``--json-out FILE`` writes it to
+``FILE`` instead and leaves stdout to the script.
 
->>> parser = argparse.ArgumentParser(prog="inplace_recipes")
->>> _ = add_parser(parser.add_subparsers(dest="command"))
->>> parser.parse_args(["audit", "--json", "train.py", "--lr", "0.1"]).args
-['--lr', '0.1']
+>>> options = parse(["--json", "train.py", "--lr", "0.1"])
+>>> options.script, options.args
+('train.py', ['--lr', '0.1'])
+>>> parse(["--fail-on", "any", "-m", "torch.distributed.run", "--nproc-per-node", "2", "t.py"]).args
+['--nproc-per-node', '2', 't.py']
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import os
-import runpy
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import TextIO
 
-from . import AuditReport, audit
+from .children import ChildAudits, write_records
+from .records import FAIL_ON
+from .running import Outcome, load, run
 
-__all__ = ["EXIT_FOUND", "FAIL_ON", "add_parser", "main", "run_script"]
+__all__ = [
+    "EXIT_FOUND",
+    "EXIT_NOT_RUN",
+    "EXIT_UNAUDITED",
+    "FAIL_ON",
+    "child_main",
+    "main",
+    "parse",
+]
 
 #: The exit code when ``--fail-on`` finds a write of its class.
-EXIT_FOUND = 3
-#: ``--fail-on`` choices and the consequences each fails on.
-FAIL_ON = {
-    "backward-fails": ("backward fails", "raises"),
-    "wrong-gradients": ("wrong gradients",),
-    "any": ("backward fails", "raises", "wrong gradients"),
-}
+EXIT_FOUND = 86
+#: The exit code when ``--fail-on`` is given and child processes ran unaudited.
+EXIT_UNAUDITED = 87
+#: The exit code when there was nothing to run: no such file, a directory, a syntax error.
+EXIT_NOT_RUN = 2
 HELP = "run a Python script unchanged under audit() and print its in-place writes"
 
-
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Register ``audit`` on an ``argparse`` subparsers object; returns its parser."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "audit", help=HELP, description=HELP, epilog=_EPILOG
-    )
-    _arguments(parser)
-    parser.set_defaults(handler=_handle)
-    return parser
-
-
 _EPILOG = (
-    f"exit codes: 1 if the script raised; {EXIT_FOUND} if --fail-on found a write of its class; "
-    "else the script's own exit code (0 when it ends normally)"
+    "exit codes: the script's own exit code, as Python gives it (1 when the script raised, "
+    "an in-place error too; 130 after Ctrl-C, 143 after SIGTERM); with --fail-on, "
+    f"{EXIT_FOUND} when a write of its class was found and {EXIT_UNAUDITED} when child "
+    f"processes ran unaudited, in place of the script's own code; {EXIT_NOT_RUN} when "
+    "nothing ran (no such script or module, a directory without __main__.py, a syntax "
+    "error). The report's last line (and 'exit' in the JSON) says which code was given "
+    "and why, and the script's own code. --fail-on classes: "
+    + "; ".join(f"{name}: {', '.join(names)}" for name, names in FAIL_ON.items())
 )
 
 
-def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m inplace_recipes audit",
+        usage="%(prog)s [-h] [--json | --json-out FILE] [--fail-on CLASS] (script | -m module) [args ...]",
+        description=HELP,
+        epilog=_EPILOG,
+    )
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument(
+        "--json", action="store_true", help="print the report as JSON on stdout, alone"
+    )
+    output.add_argument(
+        "--json-out",
+        metavar="FILE",
+        help="write the report as JSON to FILE (stdout is the script's)",
+    )
     parser.add_argument(
         "--fail-on",
         choices=list(FAIL_ON),
-        help=f"exit with {EXIT_FOUND} when a write of this class is found",
+        help=f"exit with {EXIT_FOUND} when a write of this class is found "
+        f"({EXIT_UNAUDITED} when child processes ran unaudited)",
     )
-    parser.add_argument("script", help="the Python script to run")
-    parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
+    parser.add_argument(
+        "-m",
+        dest="module",
+        metavar="module",
+        help="run a library module as a script, like python -m",
+    )
+    parser.add_argument("script", nargs="?", help="the Python script to run")
+    parser.add_argument("args", nargs="*", help="the script's own arguments")
+    return parser
+
+
+#: The audit's options that take a value.
+_VALUED = ("--fail-on", "--json-out")
+
+
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    """The audit's options; everything from the script (or ``-m module``) on is the script's."""
+    head: list[str] = []
+    rest = list(argv)
+    script: str | None = None
+    module: str | None = None
+    while rest:
+        token = rest.pop(0)
+        if token == "-m" or (token.startswith("-m") and not token.startswith("--")):
+            module = token[2:] or (rest.pop(0) if rest else None)
+            break
+        if not token.startswith("-") or token == "-":
+            script = token
+            break
+        head.append(token)
+        if token in _VALUED and rest:
+            head.append(rest.pop(0))
+    parser = _parser()
+    options = parser.parse_args(head)
+    options.module, options.script, options.args = module, script, rest
+    if module is None and script is None:
+        parser.error("the following arguments are required: script (or -m module)")
+    return options
 
 
 def _handle(options: argparse.Namespace) -> int:
-    if options.json:
-        with contextlib.redirect_stdout(sys.stderr):
-            report, code = run_script(options.script, options.args)
-    else:
-        report, code = run_script(options.script, options.args)
-    if options.json:
-        sys.stdout.write(report.to_json() + "\n")
-    else:
-        sys.stderr.write(f"\ninplace_recipes audit of {options.script}:\n{report}\n")
-    if report.error is not None and not isinstance(report.error, SystemExit):
-        return 1
-    if options.fail_on and any(f.consequence in FAIL_ON[options.fail_on] for f in report.findings):
-        return EXIT_FOUND
+    name, args = options.module or options.script, options.args
+    target = load(name, module=options.module is not None)
+    if target.problem:
+        sys.stderr.write(
+            f"{target.problem}\ninplace_recipes audit: {name} did not run; nothing was audited.\n"
+        )
+        return EXIT_NOT_RUN
+    with _stdout_for_json(options.json) as json_stream:
+        with ChildAudits() as children:
+            outcome = run(target, args)
+        found, audited, unaudited = children.collect()
+        report = outcome.report
+        report.findings.extend(found)
+        report.children, report.unaudited = audited, unaudited
+        code, why = _exit(outcome, options.fail_on)
+        report.exit = {"code": code, "script": outcome.code, "why": why}
+        report.interrupted = outcome.signal
+        if json_stream is not None:
+            json_stream.write(report.to_json() + "\n")
+    if options.json_out:
+        with open(options.json_out, "w") as out:
+            out.write(report.to_json() + "\n")
+    if not options.json:
+        where = f"-m {name}" if options.module else name
+        sys.stderr.write(f"\ninplace_recipes audit of {where}:\n{report}\n{why}\n")
     return code
 
 
-def run_script(path: str, args: Sequence[str] = ()) -> tuple[AuditReport, int]:
-    """Run ``path`` as ``__main__`` with ``args`` under :func:`audit`; the report and its exit code.
+def _exit(outcome: Outcome, fail_on: str | None) -> tuple[int, str]:
+    """The exit code and the sentence that says why."""
+    report, own = outcome.report, outcome.code
+    if fail_on:
+        count = sum(f.consequence in FAIL_ON[fail_on] for f in report.findings)
+        if count:
+            return EXIT_FOUND, (
+                f"Exit code {EXIT_FOUND}: --fail-on {fail_on} found {count} "
+                f"write{'s' if count != 1 else ''} of its class (the script's own exit code was {own})."
+            )
+        if report.unaudited:
+            return EXIT_UNAUDITED, (
+                f"Exit code {EXIT_UNAUDITED}: --fail-on {fail_on} cannot pass with "
+                f"{report.unaudited} child process{'es' if report.unaudited != 1 else ''} "
+                f"unaudited (the script's own exit code was {own})."
+            )
+    if outcome.signal:
+        return own, f"Exit code {own}: the script was interrupted by {outcome.signal}."
+    if report.error is not None:
+        return own, f"Exit code {own}: the script raised {type(report.error).__name__}."
+    return own, f"Exit code {own}: the script's own."
 
-    The script's exception (if any) is in ``report.error``; its traceback is
-    printed to stderr, as Python would.
-    """
-    argv, path0 = sys.argv[:], sys.path[0]
-    sys.argv = [path, *args]
-    sys.path[0] = os.path.dirname(os.path.abspath(path))
-    code = 0
+
+@contextlib.contextmanager
+def _stdout_for_json(active: bool) -> Iterator[TextIO | None]:
+    """While active, file descriptor 1 is stderr; yields a stream to the real stdout."""
+    if not active:
+        yield None
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    stream = os.fdopen(os.dup(saved), "w")
     try:
-        context = audit()
-        with context as report:
-            try:
-                runpy.run_path(path, run_name="__main__")
-            except SystemExit as exit_:
-                code = _exit_code(exit_.code)
-            except Exception as exc:  # noqa: BLE001 - reported, like Python would
-                report.error = exc
-                _print_traceback(exc)
-                code = 1
+        yield stream
     finally:
-        sys.argv, sys.path[0] = argv, path0
-    return report, code
+        sys.stdout.flush()
+        _flush_c_stdout()
+        os.dup2(saved, 1)
+        os.close(saved)
+        stream.close()
 
 
-def _print_traceback(exc: BaseException) -> None:
-    """The traceback Python would print for the script: without the runner's and audit's frames."""
-    import traceback
-
-    own = os.path.dirname(__file__) + os.sep
-    frames = [
-        frame
-        for frame in traceback.extract_tb(exc.__traceback__)
-        if not frame.filename.startswith(own)
-        and not frame.filename.startswith("<frozen runpy")
-        and not frame.filename.endswith(os.path.join("torch", "overrides.py"))
-    ]
-    sys.stderr.write("Traceback (most recent call last):\n")
-    sys.stderr.write("".join(traceback.format_list(frames)))
-    sys.stderr.write("".join(traceback.format_exception_only(exc)))
+def _flush_c_stdout() -> None:
+    """Flush C's ``stdout`` buffer (``printf`` in an extension) while it still goes to stderr."""
+    with contextlib.suppress(OSError, AttributeError, TypeError):
+        ctypes.CDLL(None).fflush(None)
 
 
-def _exit_code(code: object) -> int:
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code
-    sys.stderr.write(f"{code}\n")
-    return 1
+def child_main(argv: Sequence[str]) -> int:
+    """A Python child of an audited script: ``FOLDER TOKEN (script | -m module) [args...]``.
+
+    Runs the child as Python would (its output and exit code unchanged) and
+    writes its records to ``FOLDER`` for the parent's report.
+    """
+    folder, token, *rest = argv
+    module = bool(rest) and rest[0] == "-m"
+    name, args = (rest[1], rest[2:]) if module else (rest[0], rest[1:])
+    target = load(name, module=module)
+    if target.problem:
+        sys.stderr.write(f"{target.problem}\n")
+        return EXIT_NOT_RUN
+    with ChildAudits(folder):
+        outcome = run(target, args)
+    write_records(folder, token, outcome.report.to_records())
+    return outcome.code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``inplace_recipes audit [--json] [--fail-on ...] script [args...]``.
-
-    A script that does not exist is an argparse error (exit code 2).
-    """
-    parser = argparse.ArgumentParser(
-        prog="python -m inplace_recipes audit", description=HELP, epilog=_EPILOG
-    )
-    _arguments(parser)
-    options = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    if not os.path.isfile(options.script):
-        parser.error(f"no such script: {options.script!r}")
-    return _handle(options)
+    """``inplace_recipes audit [--json | --json-out FILE] [--fail-on ...] (script | -m module) [args...]``."""
+    return _handle(parse(sys.argv[1:] if argv is None else argv))
 
 
 if __name__ == "__main__":

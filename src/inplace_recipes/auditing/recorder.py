@@ -27,7 +27,7 @@ Function returns: one it marked with ``ctx.mark_dirty`` (the tensor's
 ...     y = x.exp()
 ...     _ = y.add_(1)  # exp saved its output
 >>> [(w.label, w.consequence) for w in recorder.finish()]
-[('add_', 'backward fails')]
+[('add_', 'fails if backpropagated')]
 """
 
 # torch.utils.weak is untyped.
@@ -43,7 +43,7 @@ import os
 import sys
 import weakref
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
@@ -54,8 +54,10 @@ from torch.utils.weak import WeakIdKeyDictionary
 
 from ..error_reference import explain
 from . import advice
+from .paths import user_path
+from .records import HARMLESS, Node, Sentinel, Write
 
-__all__ = ["RAISED_KINDS", "Recorder", "Write"]
+__all__ = ["RAISED_KINDS", "Recorder"]
 
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _OWN_DIR = os.path.dirname(__file__) + os.sep
@@ -149,59 +151,6 @@ def _name(func: Any) -> str:
     return str(name)
 
 
-class _Sentinel:
-    """Lives in an autograd node's metadata: dies with the node."""
-
-    __slots__ = ("__weakref__",)
-
-
-@dataclass
-class _Node:
-    """An autograd node that saved tensors, and the backwards that ran through it."""
-
-    name: str
-    where: tuple[str, int]
-    alive: weakref.ref[_Sentinel]
-    runs: int = 0
-    consumed: bool = False
-    backward_at: tuple[str, int] | None = None  # the user's line of the last backward
-
-    def live(self) -> bool:
-        return not self.consumed and self.alive() is not None
-
-
-@dataclass
-class Write:
-    """One call's write into one tensor, as the audit saw it.
-
-    ``consequence`` is final once :meth:`Recorder.finish` has run.
-    """
-
-    label: str
-    name: str
-    shape: tuple[int, ...]
-    dtype: str
-    kind: str
-    consequence: str
-    file: str
-    line: int
-    inside: str | None  # the torch file that made the write, when not the user's line
-    detail: str = ""
-    slug: str | None = None
-    after: str = ""  # what made the tensor written, e.g. "NativeBatchNorm"
-    fix: str | None = None
-    nodes: list[_Node] = field(default_factory=list)
-    runs: list[int] = field(default_factory=list)
-    backwards: int = 0  # backward calls finished when the write happened
-    alias_of_leaf: bool = False
-    in_function: bool = False  # in a custom autograd.Function's forward
-    same_source: bool = False  # copy_ from a tensor of the same shape, dtype and device
-    call_args: tuple[Any, ...] = ()
-    call_kwargs: dict[str, Any] = field(default_factory=dict)
-    module: Any = None
-    module_name: str | None = None  # e.g. "self.relu", when the user's line is in a forward
-
-
 class Recorder:
     """Records writes while :meth:`installed`; :meth:`finish` judges them.
 
@@ -209,20 +158,22 @@ class Recorder:
     backwards the audit saw: one that ran through the node after the write
     makes it ``"backward fails"`` (``"wrong gradients"`` for a ``.data``
     write, which autograd does not see). A node that a backward with
-    ``retain_graph=True`` had already run through, or that no later backward
+    ``retain_graph=True`` had already run through, and that no later backward
     used, gives ``"fails if backward again"``: the graph was kept but never
-    needed after the write. A node no backward has reached yet, with no
-    backward after the write, gives ``"backward fails"``: the audited code
-    stopped before its backward.
+    needed after the write. A node that no backward ran through after the
+    write, and none before, gives ``"fails if backpropagated"``: an
+    evaluation without ``no_grad``, or code that stopped before its backward.
     """
 
     def __init__(self) -> None:
         self.key = f"inplace_recipes.auditing.{id(self)}"
-        self.saved: dict[int, list[_Node]] = {}
+        self.saved: dict[int, list[Node]] = {}
         self.aliases: WeakIdKeyDictionary = WeakIdKeyDictionary()
         self.writes: list[Write] = []
         self.retain = False
         self.backwards = 0
+        self.cwd = os.getcwd()  # paths are shown from here, whatever os.chdir the code runs
+        self.failed = 0  # backward calls that raised
         self.backward_at: tuple[str, int] | None = None
         self.tracked = 0
         self.pending: list[_Pending] = []  # writes in a custom Function's forward: marked dirty?
@@ -242,7 +193,7 @@ class Recorder:
         for write in self.writes:
             if write.nodes:
                 self._judge(write)
-            if write.fix is None and write.consequence not in advice.HARMLESS:
+            if write.fix is None and write.consequence not in HARMLESS:
                 write.fix = advice.fix_for(write)
         return self.writes
 
@@ -298,6 +249,9 @@ class Recorder:
         self.backward_at = (user.f_code.co_filename, user.f_lineno) if user else None
         try:
             out = func(*args, **kwargs)
+        except BaseException:
+            self.failed += 1
+            raise
         finally:
             self.retain, self.backward_at = state
         self.backwards += 1  # one that finished: it ran every node it needed
@@ -318,6 +272,7 @@ class Recorder:
             return
         key = self.key
         where: tuple[str, int] | None = None
+        callers: tuple[tuple[str, int, int], ...] = ()
         # Under saved_tensors_hooks (a non-reentrant checkpoint, offloading) the
         # nodes keep packed values, not the tensors: reading them would unpack
         # (recompute) and give memory that is freed at once. Mark, don't read.
@@ -327,7 +282,7 @@ class Recorder:
             meta: dict[str, Any] = node.metadata  # type: ignore[assignment]  # a dict at run time
             if key in meta:
                 continue
-            sentinel = _Sentinel()
+            sentinel = Sentinel()
             meta[key] = sentinel
             todo.extend(n for n, _ in node.next_functions if n is not None and n.next_functions)
             saved = None if packed else self._saved_of(node)
@@ -336,7 +291,8 @@ class Recorder:
             if where is None:
                 user = (frames or _frames())[0]
                 where = (user.f_code.co_filename, user.f_lineno) if user else ("<unknown>", 0)
-            record = _Node(type(node).__name__, where, weakref.ref(sentinel))
+                callers = _callers(user)
+            record = Node(type(node).__name__, where, weakref.ref(sentinel), callers=callers)
             keys = {k for k in map(_storage, saved) if k is not None}
             self.tracked += 1
             if self.tracked % _PRUNE_EVERY == 0:
@@ -379,7 +335,7 @@ class Recorder:
         _SAVED_NAMES[kind] = tuple(keep)
         return found
 
-    def _runner(self, record: _Node) -> Callable[..., None]:
+    def _runner(self, record: Node) -> Callable[..., None]:
         def ran(*_: Any) -> None:
             record.runs += 1
             record.backward_at = self.backward_at
@@ -409,7 +365,9 @@ class Recorder:
         detail = ""
         if nodes:
             first = nodes[0]
-            detail = f"saved by {first.name} ({advice.short_path(first.where[0])}:{first.where[1]})"
+            detail = (
+                f"saved by {first.name} ({user_path(first.where[0], self.cwd)}:{first.where[1]})"
+            )
             if alias == ".data":
                 kind, consequence = ".data alias of a saved tensor", "wrong gradients"
                 detail += "; autograd does not see this write"
@@ -445,9 +403,7 @@ class Recorder:
         if inner is not None:
             inside = inner.f_code.co_filename
             module = _module_of(user, inner)
-            owner = user.f_locals.get("self") if user is not None else None
-            if module is not None and isinstance(owner, torch.nn.Module):
-                attribute = next((n for n, m in owner.named_children() if m is module), None)
+            attribute = _attribute(user, module)
         shape_of = args[0] if name == "__setitem__" and isinstance(args[0], Tensor) else t
         self.writes.append(
             Write(
@@ -466,11 +422,15 @@ class Recorder:
                 nodes=nodes,
                 runs=[n.runs for n in nodes],
                 backwards=self.backwards,
+                failed=self.failed,
                 alias_of_leaf=alias is not None and self._alias_source_leaf(t),
                 call_args=args if name == "__setitem__" else (),
                 call_kwargs={k: v for k, v in kwargs.items() if k in ("out", "inplace")},
                 module=module,
-                module_name=f"self.{attribute}" if attribute else None,
+                module_name=attribute,
+                parameter=t.is_leaf and t.requires_grad,
+                function=id(user.f_code) if user is not None else 0,
+                cwd=self.cwd,
                 same_source=name == "copy_" and _same_source(t, args),
                 in_function=in_function,
             )
@@ -512,17 +472,20 @@ class Recorder:
     def _judge(self, write: Write) -> None:
         ran_after = [n for n, runs in zip(write.nodes, write.runs, strict=True) if n.runs > runs]
         if ran_after:
-            write.detail += _backward_detail(ran_after)
+            write.detail += _backward_detail(ran_after, write.cwd)
             return
-        ran_before = all(runs > 0 for runs in write.runs)
-        if ran_before or self.backwards > write.backwards:  # a later backward finished without it
-            base = write.consequence
+        base = write.consequence
+        would = "fail" if base == "backward fails" else "get wrong gradients"
+        if all(runs > 0 for runs in write.runs):  # kept by retain_graph=True, not used again
             write.consequence = "fails if backward again"
-            write.detail += (
-                "; no later backward ran through it"
-                if base == "backward fails"
-                else "; no later backward ran through it (a later one would get wrong gradients)"
-            )
+            write.detail += f"; no later backward ran through it (one would {would})"
+        elif self.failed > write.failed:
+            write.detail += "; a later backward raised before it reached this graph"
+        elif base == "backward fails":
+            write.consequence = "fails if backpropagated"
+            write.detail += "; no backward ran through this graph after the write (one would fail)"
+        else:
+            write.detail += "; no backward ran through this graph after the write"
 
     def _raised(
         self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], exc: Exception
@@ -534,12 +497,15 @@ class Recorder:
         target = kwargs.get("out")
         if not isinstance(target, Tensor):
             target = next((t for t, _ in _versions(args, kwargs)), None)
-        user, _ = _frames()
+        user, inner = _frames()
         file, line = (user.f_code.co_filename, user.f_lineno) if user else ("<unknown>", 0)
         assert found.kind is not None
+        hooked = found.kind.slug == "backward-hook-view"
+        module = _module_of(user, inner) if inner is not None else None
+        attribute = _attribute(user, module)
         self.writes.append(
             Write(
-                label=advice.label(name, kwargs, None),
+                label=advice.label(name, kwargs, module, linecache.getline(file, line)),
                 name=name,
                 shape=tuple(target.shape) if target is not None else (),
                 dtype=str(target.dtype).removeprefix("torch.") if target is not None else "",
@@ -547,11 +513,16 @@ class Recorder:
                 consequence="raises",
                 file=file,
                 line=line,
-                inside=None,
                 detail=str(exc).split(". ")[0][:120],
                 slug=found.kind.slug,
-                fix=None if name == "__setitem__" else found.kind.fix,
+                fix=None if name == "__setitem__" or hooked else found.kind.fix,
                 call_args=args if name == "__setitem__" else (),
+                call_kwargs={k: v for k, v in kwargs.items() if k in ("out", "inplace")},
+                inside=inner.f_code.co_filename if inner is not None and hooked else None,
+                module=module,
+                module_name=attribute,
+                hooked=hooked,
+                cwd=self.cwd,
             )
         )
 
@@ -593,9 +564,9 @@ def _in_function_forward(user: FrameType | None) -> bool:
     )
 
 
-def _backward_detail(nodes: list[_Node]) -> str:
+def _backward_detail(nodes: list[Node], cwd: str) -> str:
     at = nodes[-1].backward_at
-    return f"; used by the backward at line {at[1]}" if at else ""
+    return f"; used by the backward at {user_path(at[0], cwd)}:{at[1]}" if at else ""
 
 
 def _after(t: Tensor) -> str:
@@ -619,6 +590,31 @@ def _module_of(user: FrameType | None, inner: FrameType) -> Any:
             return candidate
         frame = frame.f_back
     return None
+
+
+#: How many callers of a forward line a node remembers, to name the line in the write's function.
+_CALLERS = 4
+
+
+def _callers(user: FrameType | None) -> tuple[tuple[str, int, int], ...]:
+    """``(file, line, id of the function's code)`` of ``user`` and the user frames that called it."""
+    found: list[tuple[str, int, int]] = []
+    frame = user
+    while frame is not None and len(found) < _CALLERS:
+        code = frame.f_code
+        if not _own(code.co_filename):
+            found.append((code.co_filename, frame.f_lineno, id(code)))
+        frame = frame.f_back
+    return tuple(found)
+
+
+def _attribute(user: FrameType | None, module: Any) -> str | None:
+    """``"self.relu"`` when the user's line is in a forward whose module holds ``module``."""
+    owner = user.f_locals.get("self") if user is not None else None
+    if module is None or not isinstance(owner, torch.nn.Module):
+        return None
+    name = next((n for n, m in owner.named_children() if m is module), None)
+    return f"self.{name}" if name else None
 
 
 def _same_source(t: Tensor, args: tuple[Any, ...]) -> bool:

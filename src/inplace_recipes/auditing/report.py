@@ -8,6 +8,8 @@
 No harmful in-place writes.
 >>> report.to_records()[0]["count"]
 2
+>>> report.rows()[0].text() == f"safe at train.py:12: out += identity (x += ..., {TIMES}2)"
+True
 """
 
 from __future__ import annotations
@@ -20,12 +22,10 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..table import text_table
-from .advice import HARMFUL, HARMLESS
+from .paths import library_path, user_path
+from .records import CONSEQUENCES, HARMFUL, Write
 
-__all__ = ["CONSEQUENCES", "RECORD_FIELDS", "AuditReport", "Finding", "Row"]
-
-#: Consequences, worst first: the order of the report.
-CONSEQUENCES = (*HARMFUL, *HARMLESS)
+__all__ = ["CONSEQUENCES", "RECORD_FIELDS", "AuditReport", "Finding", "Row", "finding"]
 
 #: The keys of each :meth:`AuditReport.to_records` dict; tools may rely on them.
 RECORD_FIELDS = (
@@ -53,15 +53,18 @@ TIMES = "\u00d7"
 class Finding:
     """One in-place write, as one call made it.
 
-    ``consequence`` is one of ``"wrong gradients"`` (autograd does not see
-    the write: ``.data``, ``no_grad`` on a non-leaf), ``"backward fails"``
-    (a tensor saved for a backward that runs, or has yet to run, changed),
-    ``"raises"`` (autograd refused the write at once), ``"fails if backward
-    again"`` (the write broke a graph that no later backward used: one kept
-    by ``retain_graph=True``) or ``"safe"``. ``file`` is relative to the
-    working directory (or to its ``sys.path`` entry, for library code);
-    ``inside`` names the torch file that made the write when your line
-    called torch (``opt.step()``); ``fix`` is ``None`` for harmless writes.
+    ``consequence`` is a name of :data:`~inplace_recipes.auditing.records.CONSEQUENCE_TABLE`:
+    ``"wrong gradients"`` (autograd does not see the write: ``.data``,
+    ``no_grad`` on a non-leaf), ``"backward fails"`` (a tensor saved for a
+    backward that ran after the write changed), ``"raises"`` (autograd
+    refused the write at once), ``"fails if backpropagated"`` (a tensor saved
+    by a graph that no backward ran through after the write changed: an
+    evaluation without ``no_grad``), ``"fails if backward again"`` (the write
+    broke a graph that no later backward used: one kept by
+    ``retain_graph=True``) or ``"safe"``. ``file`` is relative to the working
+    directory, absolute outside it; ``inside`` names the torch file that made
+    the write when your line called torch (``opt.step()``), as its import
+    path; ``fix`` is ``None`` for harmless writes.
     """
 
     op: str
@@ -96,6 +99,13 @@ class Row:
     finding: Finding
     count: int
 
+    def text(self) -> str:
+        """The row on one line: ``"backward fails at train.py:8: h.mul_(2) (mul_, (sign)1); fix: ..."``."""
+        f = self.finding
+        code = f" {f.code}" if f.code else ""
+        fix = f"; fix: {f.fix}" if f.fix else ""
+        return f"{f.consequence} at {f.where}:{code} ({f.op}, {TIMES}{self.count}){fix}"
+
     def to_record(self) -> dict[str, Any]:
         """A plain, JSON-ready dict with the keys :data:`RECORD_FIELDS`."""
         f = self.finding
@@ -122,6 +132,13 @@ class AuditReport:
     findings: list[Finding] = field(default_factory=list)
     result: Any = None
     error: BaseException | None = None
+    #: Child processes audited (their findings are in ``findings``), and those that ran unaudited.
+    children: int = 0
+    unaudited: int = 0
+    #: ``"SIGINT"`` or ``"SIGTERM"`` when the run was interrupted: the report covers what ran.
+    interrupted: str = ""
+    #: Set by the command: ``{"code": ..., "script": ..., "why": ...}``.
+    exit: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -161,9 +178,20 @@ class AuditReport:
         return [row.to_record() for row in self.rows()]
 
     def to_json(self) -> str:
-        """``{"findings": to_records(), "error": ...}`` as JSON text."""
+        """``{"findings": to_records(), "error": ..., "children": ..., ...}`` as JSON text.
+
+        ``children``: ``{"audited": n, "unaudited": m}``; ``interrupted``: the signal
+        or ``null``; ``exit`` (from the command): the exit code, the script's own and why.
+        """
         error = None if self.error is None else f"{type(self.error).__name__}: {self.error}"
-        return json.dumps({"findings": self.to_records(), "error": error}, indent=2)
+        data = {
+            "findings": self.to_records(),
+            "error": error,
+            "children": {"audited": self.children, "unaudited": self.unaudited},
+            "interrupted": self.interrupted or None,
+            "exit": self.exit,
+        }
+        return json.dumps(data, indent=2)
 
     def __iter__(self) -> Iterator[Finding]:
         return iter(self.findings)
@@ -218,7 +246,20 @@ class AuditReport:
                     else text.replace("are ", "is ").replace("touch ", "touches ")
                 )
                 lines.append(textwrap.fill(f"{count} {writes} {verb} ({summary}).", _WIDTH))
-        if self.error is not None:
+        if self.children:
+            processes = "process was" if self.children == 1 else "processes were"
+            lines.append(f"{self.children} child {processes} audited; their writes are above.")
+        if self.unaudited:
+            processes = "process" if self.unaudited == 1 else "processes"
+            lines.append(
+                f"{self.unaudited} child {processes} ran unaudited: "
+                "their writes are not in this report."
+            )
+        if self.interrupted:
+            lines.append(
+                f"Interrupted by {self.interrupted}: the report covers what ran before it."
+            )
+        elif self.error is not None:
             lines.append(f"The audited code raised {type(self.error).__name__}: {self.error}")
         return "\n".join(lines)
 
@@ -243,14 +284,14 @@ def _summary(rows: list[Row]) -> str:
     return ", ".join(f"{what} {TIMES}{n}" for what, n in ranked)
 
 
-def finding(write: Any, short_path: Any) -> Finding:
-    """A :class:`Finding` from a recorder's write (paths made short, code read)."""
+def finding(write: Write) -> Finding:
+    """A :class:`Finding` from a recorder's write (paths as the report shows them, code read)."""
     code = linecache.getline(write.file, write.line).strip()
     return Finding(
         op=write.label,
         kind=write.kind,
         consequence=write.consequence,
-        file=short_path(write.file),
+        file=user_path(write.file, write.cwd),
         line=write.line,
         code=code,
         fix=write.fix,
@@ -259,5 +300,5 @@ def finding(write: Any, short_path: Any) -> Finding:
         shape=write.shape,
         dtype=write.dtype,
         after=write.after,
-        inside=short_path(write.inside) if write.inside else None,
+        inside=library_path(write.inside, write.cwd) if write.inside else None,
     )

@@ -4,7 +4,8 @@ Installed with the package as a ``pytest11`` plugin, off until asked for:
 ``pytest --inplace-audit`` (or ``inplace_audit = true`` in the ini options)
 runs each test's body under :func:`~inplace_recipes.audit`, and a test fails
 when the audit finds a write of the class ``--inplace-audit-fail-on`` names
-(``backward-fails``, ``wrong-gradients``, the default, or ``any``; ini option
+(``backward-fails``, ``wrong-gradients``, the default, ``unused-graph`` or
+``any``, as the ``audit`` command's ``--fail-on``; ini option
 ``inplace_audit_fail_on``). The failure message is the audit's row: file,
 line, the code, what backward does about it and the fix. Fixtures run
 outside the audit; only the test function's own call is audited.
@@ -31,8 +32,7 @@ from typing import Any
 
 import pytest
 
-from .auditing import AuditReport, audit
-from .auditing.cli import FAIL_ON
+from .auditing import FAIL_ON, AuditReport, audit
 
 __all__ = ["DEFAULT_FAIL_ON", "failing_rows", "failure_message"]
 

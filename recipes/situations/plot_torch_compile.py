@@ -219,7 +219,7 @@ from inplace_recipes.bench import report as bench_report
 committed = bench.load_results()
 band = bench.consistency.noise_band(committed, sizes=recommend.RANKED_SIZES)
 worst = {}
-for write in bench.WRITES:
+for write in bench_report.measured_writes(committed):
     for name in ir.RECIPES:
         record = bench.find_record(committed, name, write, 10**6, mode="compile")
         if record and record.get("ratio_forward_backward"):

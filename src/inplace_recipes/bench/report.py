@@ -55,6 +55,7 @@ __all__ = [
     "floor_beaten",
     "goal_line",
     "interval",
+    "measured_writes",
     "noise",
     "overhead_lines",
     "recommended",
@@ -64,6 +65,16 @@ __all__ = [
 
 X = "x"
 
+
+
+def measured_writes(results: dict[str, Any]) -> list[str]:
+    """The kinds of write the run timed, in its order: a run made before a kind
+    of write was added to :data:`WRITES` has no figure for it.
+
+    >>> measured_writes({"config": {"writes": ["row", "mask"]}})
+    ['row', 'mask']
+    """
+    return [w for w in results.get("config", {}).get("writes", list(WRITES)) if w in WRITES]
 
 def _size(n: int) -> str:
     return f"1e{round(math.log10(n))}"
@@ -228,10 +239,10 @@ def saved_bytes_lines(results: dict[str, Any], size: int = 10**6) -> list[str]:
     """Bytes autograd saves for backward, each write and entry, float32 at ``size``."""
     entries = ["inplace", "inplace_on_clone", *RECIPES]
     lines = [f"bytes saved for backward, {_size(size)} float32 elements"]
-    lines.append(f"  {'entry':17}" + "".join(f"{w:>12}" for w in WRITES))
+    lines.append(f"  {'entry':17}" + "".join(f"{w:>12}" for w in measured_writes(results)))
     for e in entries:
         cells = []
-        for w in WRITES:
+        for w in measured_writes(results):
             r = find_record(results, e, w, size)
             v = None if r is None else r.get("saved_bytes")
             cells.append("n/a" if v is None else f"{v:,}")
@@ -339,7 +350,7 @@ def crossover(results: dict[str, Any], factor: float = 2.0) -> int:
     1000
     """
     logs = []
-    for write in WRITES:
+    for write in measured_writes(results):
         for dtype in ("float32", "float64"):
             points = [
                 (s, r["forward_backward"]["median"])
@@ -368,7 +379,7 @@ def floor_beaten(results: dict[str, Any], sizes: Iterable[int]) -> list[tuple[st
     sizes = list(sizes)
     band = noise(results, sizes)
     found = []
-    for write in WRITES:
+    for write in measured_writes(results):
         for size in sizes:
             on_clone = _ratio(results, "inplace_on_clone", write, size)
             if on_clone is None:
@@ -417,7 +428,7 @@ def answer(results: dict[str, Any]) -> str:
     small: list[float] = []
     small_sizes: set[int] = set()
     inst_sizes = {c["size"] for c in (results.get("instructions") or {}).get("counts", [])}
-    for write in WRITES:
+    for write in measured_writes(results):
         for size in _sizes(results, write):
             pick = recommended(write, size)
             if size >= edge:
@@ -577,7 +588,7 @@ def figure_headline(results: dict[str, Any]) -> Figure:
     """The recommended recipe over in-place, from :func:`crossover` up, with intervals."""
     fig, ax = _figure()
     edge = crossover(results)
-    for write in WRITES:
+    for write in measured_writes(results):
         sizes = [s for s in _sizes(results, write) if s >= edge]
         picks = {recommended(write, s) for s in sizes}
         for pick in sorted(picks):
@@ -601,7 +612,7 @@ def figure_instructions(results: dict[str, Any]) -> Figure:
     info = results.get("instructions") or {}
     sizes = sorted({c["size"] for c in info.get("counts", [])})
     drawn = False
-    for write in WRITES:
+    for write in measured_writes(results):
         points = [
             (s, n)
             for s in sizes
@@ -712,7 +723,7 @@ def compiled_lines(results: dict[str, Any], size: int = 10**6) -> list[str]:
     """
     lines = []
     band = noise(results, [size])
-    for write in WRITES:
+    for write in measured_writes(results):
         base = _compiled(results, "inplace", write, size)
         ratios = {e: v for e in RECIPES if (v := _compiled(results, e, write, size)) is not None}
         if base is None or not ratios:
@@ -737,7 +748,7 @@ def figure_compiled(results: dict[str, Any], size: int = 10**6) -> Figure:
     """Per write: eager in-place (1), compiled in-place, the fastest eager and compiled recipe."""
     fig, ax = _figure(7.0, 4.6)
     rows = []
-    for write in WRITES:
+    for write in measured_writes(results):
         eager = [(v, e) for e in RECIPES if (v := _ratio(results, e, write, size)) is not None]
         compiled = [
             (v, e) for e in RECIPES if (v := _compiled(results, e, write, size)) is not None

@@ -285,9 +285,9 @@ def index_put(x: Tensor, index: Any, value: Any) -> Tensor:
     slices as what a user would write, a 0-d tensor per int and an
     ``arange`` per slice; other indices as flat positions. With duplicate positions, values and gradients match
     setitem's on the CPU, as both run the same kernel in the same order: the
-    last write wins (``index_put`` leaves it undefined, and on CUDA it varies
-    from run to run); ``accumulate=True`` adds them instead. It saves the
-    positions (8 bytes each) for backward.
+    last write wins (torch's documentation leaves it undefined for
+    ``index_put``); ``accumulate=True`` adds them instead. It saves its index
+    tensors for backward (8 bytes per position and tensor).
 
     >>> index_put(torch.zeros(4), torch.tensor([3, 0]), torch.tensor([1.0, 2.0]))
     tensor([2., 0., 0., 1.])

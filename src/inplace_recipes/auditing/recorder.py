@@ -88,8 +88,6 @@ _ACCESSORS = frozenset({"__get__", "__set__"})
 _FUNCTION_PY = os.path.join("torch", "autograd", "function.py")
 #: Forget dead nodes after this many new ones.
 _PRUNE_EVERY = 4096
-#: Per autograd node type, the attributes that may hold a saved tensor.
-_SAVED_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 def _own(file: str) -> bool:
@@ -138,7 +136,9 @@ def _versions(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[Tenso
     return found
 
 
-@functools.cache
+# Signatures of torch's functions (a few hundred at most): bounded in count,
+# thread-safe (lru_cache locks), and a signature never changes an answer.
+@functools.lru_cache(maxsize=512)
 def _signature(func: Any) -> inspect.Signature:
     return inspect.signature(func)
 
@@ -177,6 +177,9 @@ class Recorder:
         self.backward_at: tuple[str, int] | None = None
         self.tracked = 0
         self.pending: list[_Pending] = []  # writes in a custom Function's forward: marked dirty?
+        # Per autograd node type, the attributes that may hold a saved tensor:
+        # kept by this audit only, so nothing outlives it.
+        self.saved_names: dict[type, tuple[str, ...]] = {}
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
@@ -311,7 +314,7 @@ class Recorder:
     def _saved_of(self, node: Any) -> list[Tensor]:
         """The tensors ``node`` saved for backward."""
         kind = type(node)
-        names = _SAVED_NAMES.get(kind)
+        names = self.saved_names.get(kind)
         if names is None:
             if isinstance(node, torch.autograd.function.BackwardCFunction):
                 names = ("saved_tensors",)
@@ -332,7 +335,7 @@ class Recorder:
             elif value is not None:
                 continue  # sizes, scalars: never a tensor for this node type
             keep.append(attr)
-        _SAVED_NAMES[kind] = tuple(keep)
+        self.saved_names[kind] = tuple(keep)
         return found
 
     def _runner(self, record: Node) -> Callable[..., None]:

@@ -24,7 +24,7 @@ from inplace_recipes.claims import verify
 
 #: One line per recipe for ``x[i] = v``; ``m`` is a boolean mask, True at ``i``.
 LINES = {
-    "mask": "y = x * ~m + v * m",
+    "mask": "k = m.to(x.dtype); y = x * (1 - k) + v * k",
     "where": "y = torch.where(m, v, x)",
     "clone": "y = x.clone(); y[i] = v",
     "index_put": "y = x.index_put((torch.tensor([i]),), v)",
@@ -456,7 +456,7 @@ def render_which(results: dict[str, Any] | None = None) -> str:
     out.append(
         "Forward + backward over in-place, eager, geometric mean over 1e5 to 1e7 elements and "
         "both dtypes (the ranking `best_recipe` follows), from the committed results "
-        f"({_provenance(results)}). Identical work timed twice in that run disagreed by up "
+        f"({_provenance(results)}). Identical work timed twice at those sizes disagreed by up "
         f"to {figure('bench_noise', _percent(band))} (its noise band), so recipes closer than "
         "that are listed together as a tie. Details on the performance page."
     )

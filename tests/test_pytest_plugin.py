@@ -102,12 +102,20 @@ def test_the_default_fails_the_wrong_gradients_with_the_audit_row(
     assert "inplace audit: on, failing on wrong-gradients" in output
 
 
-def test_backward_fails_catches_a_write_before_any_backward(planted: pytest.Pytester) -> None:
-    result = run(planted, "--inplace-audit", "--inplace-audit-fail-on", "backward-fails")
+def test_a_write_before_any_backward_is_an_unused_graph_not_a_failed_backward(
+    planted: pytest.Pytester,
+) -> None:
+    """No backward ran through the written graph: ``unused-graph`` fails it, ``backward-fails`` not."""
+    passed = run(planted, "--inplace-audit", "--inplace-audit-fail-on", "backward-fails")
+    passed.assert_outcomes(passed=3)
+    result = run(planted, "--inplace-audit", "--inplace-audit-fail-on", "unused-graph")
     result.assert_outcomes(passed=2, failed=1)
     output = result.stdout.str()
     assert "FAILED test_planted.py::test_relu_inplace_after_sigmoid_forward_only" in output
-    row = rf"test_planted.py:{line_of('relu')}: backward fails: relu\(inplace=True\) .*\n"
+    row = (
+        rf"test_planted.py:{line_of('relu')}: fails if backpropagated: "
+        r"relu\(inplace=True\) .*\n"
+    )
     assert re.search(row + r"(    .*\n)*    fix: \S", output), output
 
 

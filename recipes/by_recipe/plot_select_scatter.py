@@ -66,7 +66,8 @@ fig = ir.draw_graph(y, title="x.select_scatter(v, 1, 2)", highlight=("SelectScat
 #
 # The committed benchmark times forward + backward of every recipe against
 # the in-place write. Two recipes closer than the run's noise band (the
-# largest disagreement between two timings of identical work) are a tie.
+# largest disagreement between two timings of identical work, from 1e5
+# elements up) are a tie.
 # Where ``select_scatter`` stands for each kind of basic write, read from the
 # results, not typed here (:func:`inplace_recipes.best_recipe` picks from the
 # same ranking, ``clone`` on a tie):

@@ -107,8 +107,8 @@ assert torch.equal(a.grad, torch.full((3,), 5.0)), a.grad
 
 # %%
 # 5 instead of 8, and no error. It is worse on a leaf: the unmarked Function
-# writes into a leaf that requires grad, which autograd refuses everywhere
-# else, while the marked one is refused:
+# writes into a leaf that requires grad, which autograd refuses outside
+# ``torch.no_grad()``, while the marked one is refused:
 
 leaf = torch.tensor([1.0, 2.0], requires_grad=True)
 DoubleInPlaceUnmarked.apply(leaf)
@@ -197,7 +197,7 @@ assert records[0]["fix"].startswith("x = x.mul(2)"), records[0]
 # tensor's ``grad_fn`` is the Function's node: autograd sees the write, and
 # the audit counts it as safe (its gradients are right: 8, above). The
 # unmarked Function writing into a leaf that requires grad, which autograd
-# would refuse from any other code, is ``wrong gradients``: the leaf's value
+# refuses from other code outside ``torch.no_grad()``, is ``wrong gradients``: the leaf's value
 # changes under its gradient.
 
 marked_report = ir.audit(

@@ -224,7 +224,7 @@ assert (
 # sphinx_gallery_end_ignore
 
 # %%
-# Only a leaf refuses the write. An input that requires grad but was computed
+# Only a leaf, or a view of one, refuses the write. An input that requires grad but was computed
 # (a normalised image, ``raw * 1``) is a non-leaf: the write succeeds,
 # autograd records it, and the gradient to the raw input is zero at the
 # hidden feature, as for the recipes below:

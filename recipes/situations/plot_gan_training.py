@@ -2,7 +2,8 @@
 GAN training: ``optimizer_D.step()`` before the generator's backward
 ====================================================================
 
-A GAN step trains two networks on one forward pass of the discriminator.
+A GAN step trains two networks, and the generator's loss backpropagates
+through the discriminator.
 Step the discriminator's optimizer before the generator's backward and that
 backward fails with "... is at version 2; expected version 1": the optimizer
 updated D's weights in place, and the generator's backward needs the old
@@ -14,7 +15,8 @@ ones. Users report it in
 # The training step that fails
 # ----------------------------
 #
-# One forward of D on the fake batch serves both losses; the step calls
+# D's forward on the fake batch gives the generator's loss (D's own loss
+# sees the fake batch detached); the step calls
 # ``opt_d.step()`` between the two backward passes. An optimizer step is an
 # in-place write under ``no_grad``, and it bumps the version counter:
 #

@@ -10,9 +10,10 @@ errors go away: they come at compile time, wrapped in Dynamo's exceptions.
 And one of them is lost: editing an input of a compiled matrix product
 before ``backward()`` gives a silently wrong gradient in torch 2.13
 (`pytorch/pytorch#197887 <https://github.com/pytorch/pytorch/issues/197887>`_).
-Every compile on this page is small, and all but one use the ``aot_eager``
-backend (AOTAutograd and functionalization, no code generation), to keep the
-build short.
+Every compile on this page is small, and most use the ``aot_eager`` backend
+or a recording backend built on AOTAutograd (functionalization, no code
+generation), to keep the build short; the two that show inductor's
+behaviour use inductor.
 """
 
 # %%

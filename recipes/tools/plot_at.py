@@ -12,7 +12,9 @@ value), ``functionalize`` and ``torch.compile(fullgraph=True)``.
 
 The rule is **exact, or a clear error**: every method gives what plain
 torch gives for ``y = x.clone()`` followed by the in-place statement (value,
-dtype, gradients in reverse and forward mode), or raises an error that
+dtype, gradients in reverse and forward mode; at duplicate positions, the
+statement applied once per occurrence, where torch's own ``y[i] += v``
+applies it once), or raises an error that
 names the problem. What changed to make that hold: every index goes through
 the package's one index model; integer tensors follow torch's type
 promotion; ``multiply``, ``divide`` and ``power`` no longer go through
@@ -150,8 +152,8 @@ for name, ufunc in [("subtract", np.subtract), ("divide", np.divide), ("power", 
 
 # %%
 # ``set`` with duplicates writes one of the values, and, as JAX documents
-# for its ``at[].set``, which one is unspecified (on CPU today, the last;
-# on CUDA it can vary between runs). Write each position once if it matters.
+# for its ``at[].set``, which one is unspecified (on CPU with one thread,
+# the last; with several threads, or on CUDA, it can vary). Write each position once if it matters.
 #
 # Out-of-range positions
 # ----------------------

@@ -84,9 +84,9 @@ report.Prose(report.goal_line(results))
 # ------------------------------------
 #
 # ``at(x)[i].set(v)`` chooses a recipe, then runs it; the ratio is its time
-# over that recipe's, called directly, in wall time and in instructions. The
+# over that recipe's, called directly, in CPU time and in instructions. The
 # instructions decide: they do not move with the machine's load, and the few
-# that ``at()`` adds are far below what wall time can resolve here.
+# that ``at()`` adds are far below what CPU time can resolve here.
 
 print("\n".join(report.at_lines(results)))
 # sphinx_gallery_start_ignore

@@ -103,10 +103,11 @@ ERRORS: tuple[ErrorKind, ...] = (
         "no-grad-view",
         "A view created in no_grad mode, modified in grad mode",
         r"A view was created in no_grad mode and",
-        "The view was taken under torch.no_grad() and written with gradients on (or its "
-        "base was, and the view used after); autograd cannot tell whether the write should "
-        "be tracked. A view taken with gradients on may be written under no_grad.",
-        'y = ir.RECIPES["where"](x, index, value)  # take the view and write in one mode',
+        "The view was taken under torch.no_grad() and written with gradients on, or its "
+        "base was written in place (in either mode) and the view then used with gradients "
+        "on; autograd cannot tell whether the write should be tracked. A view taken with "
+        "gradients on may be written under no_grad.",
+        'y = ir.RECIPES["where"](x, index, value)  # out of place, or take the view again',
     ),
     ErrorKind(
         "custom-function-view",
@@ -145,8 +146,8 @@ ERRORS: tuple[ErrorKind, ...] = (
         r"A view was created in inference mode and",
         "The tensor was made under torch.inference_mode(), which gives it no version "
         "counter, so it cannot be written in place anywhere outside inference_mode, not "
-        "even under torch.no_grad() (nor can a view taken there of a tensor that requires "
-        "grad, with gradients on).",
+        "even under torch.no_grad() (nor can a view taken there, by a write autograd would "
+        "record: with gradients on, into a tensor or with a value that requires grad).",
         "t = t.clone()  # outside inference_mode, then write into the clone; for a view "
         "made there: take the view outside inference_mode",
     ),
@@ -179,16 +180,18 @@ ERRORS: tuple[ErrorKind, ...] = (
         "output-shape",
         "An in-place result that does not fit the tensor",
         r"output with shape \[[0-9, ]{0,200}\] doesn't match the broadcast shape",
-        "An in-place op (or out=) must keep the shape of the tensor written; here the other "
-        "operand broadcasts to a bigger shape (under vmap: it is batched, the target is not).",
+        "An in-place op must keep the shape of the tensor written (out= resizes it instead, "
+        "with a warning); here the other operand broadcasts to a bigger shape (under vmap, "
+        "add_ says so when it is batched and the target is not).",
         "x = x + y  # out of place: the result takes the broadcast shape",
     ),
     ErrorKind(
         "out-argument",
         "out= with tensors that require grad",
         r"functions with out=\.\.\. arguments don't support automatic differentiation",
-        "Functions called with out= write into a given tensor and are not differentiable: "
-        "with gradients on, they refuse an argument that requires grad.",
+        "Most functions called with out= (add, matmul, cat, sum, ...) write into a given "
+        "tensor without recording a gradient: with gradients on, they refuse an argument "
+        "that requires grad (a few, such as torch.linalg.norm, record one).",
         "y = torch.add(a, b)  # drop out=",
     ),
     ErrorKind(

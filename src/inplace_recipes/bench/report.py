@@ -456,7 +456,7 @@ def answer(results: dict[str, Any]) -> str:
             f"costs decide (counted at {_counted_list(small_sizes)})"
         )
     first += (
-        f". Identical work timed twice in this run disagreed by up to {(band - 1) * 100:.0f}%, "
+        f". Identical work timed twice at those sizes disagreed by up to {(band - 1) * 100:.0f}%, "
         "its noise band: closer ratios are ties, and every ratio drawn below carries that band."
     )
     beaten = floor_beaten(results, sorted(large_sizes))

@@ -269,7 +269,8 @@ assert "wrong gradients  forever.py:27" in err, err
 # ``inplace_audit = true`` in the project's pytest options) runs the body of
 # every test under the audit, and fails a test whose code makes a write of the
 # class ``--inplace-audit-fail-on`` names: ``wrong-gradients`` by default,
-# ``backward-fails`` or ``any`` (ini option ``inplace_audit_fail_on``). The
+# ``backward-fails``, ``unused-graph`` or ``any``, as for the command's
+# ``--fail-on`` (ini option ``inplace_audit_fail_on``). The
 # failure message is the report's row, with the file, the line and the fix.
 # Fixtures are not audited; a test that wants the report itself takes the
 # ``inplace_audit`` fixture, which works like ``ir.audit``.

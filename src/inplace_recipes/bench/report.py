@@ -66,7 +66,6 @@ __all__ = [
 X = "x"
 
 
-
 def measured_writes(results: dict[str, Any]) -> list[str]:
     """The kinds of write the run timed, in its order: a run made before a kind
     of write was added to :data:`WRITES` has no figure for it.
@@ -75,6 +74,7 @@ def measured_writes(results: dict[str, Any]) -> list[str]:
     ['row', 'mask']
     """
     return [w for w in results.get("config", {}).get("writes", list(WRITES)) if w in WRITES]
+
 
 def _size(n: int) -> str:
     return f"1e{round(math.log10(n))}"

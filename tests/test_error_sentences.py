@@ -92,3 +92,26 @@ def test_a_write_through_data_does_not_move_the_version_counter() -> None:
     h.sum().backward()  # no error: backward used the new value
     s = torch.sigmoid(torch.tensor([0.5]))
     assert not torch.allclose(x.grad, s * (1 - s))
+
+
+def test_a_hooked_module_refuses_writes_on_what_it_returns_not_on_the_callers_tensor() -> None:
+    a = torch.ones(3, requires_grad=True)
+    tanh = torch.nn.Tanh()
+    tanh.register_full_backward_hook(lambda *args: None)
+    h = a * 1
+    y = tanh(h)
+    h.add_(1)  # the caller's own tensor: not wrapped, and tanh saved its output
+    (y.sum() + (h * 2).sum()).backward()
+    torch.testing.assert_close(a.grad, 1 - torch.tanh(torch.ones(3)) ** 2 + 2)
+    out = tanh(a * 1)
+    with pytest.raises(RuntimeError, match="Output 0 of BackwardHookFunction is a view"):
+        out.add_(1)  # what the hooked module returned
+
+
+def test_an_unbind_piece_written_under_no_grad_cannot_be_used_with_grad() -> None:
+    t = torch.ones(2, 3, requires_grad=True) * 1
+    first, _second = t.unbind()
+    with torch.no_grad():
+        first.add_(1)  # raises nothing at the write
+    with pytest.raises(RuntimeError, match="Output 0 of Unbind is a view"):
+        first.sum()

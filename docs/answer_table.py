@@ -302,7 +302,8 @@ def _extremes(results: dict[str, Any]) -> dict[str, str]:
     marks: dict[str, list[str]] = {}
     tied = slowest(results, HEADLINE["write"])
     for name in tied:
-        marks.setdefault(name, []).append("slowest" if len(tied) == 1 else "tied for slowest")
+        word = "slowest" if len(tied) == 1 else "tied for slowest"
+        marks.setdefault(name, []).append(f"{word} over 1e5 to 1e7 elements")
     found = {name: measured(results, name) for name in ir.RECIPES}
     peaks = {n: m["peak_bytes"] for n, m in found.items() if m and m["peak_bytes"] is not None}
     if peaks:

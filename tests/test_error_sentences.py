@@ -115,3 +115,18 @@ def test_an_unbind_piece_written_under_no_grad_cannot_be_used_with_grad() -> Non
         first.add_(1)  # raises nothing at the write
     with pytest.raises(RuntimeError, match="Output 0 of Unbind is a view"):
         first.sum()
+
+
+def test_matmul_saves_a_copy_of_a_folded_non_contiguous_batched_input() -> None:
+    a = torch.randn(4, 3, 2).transpose(0, 1)  # non-contiguous, batched
+    b = torch.randn(2, 5, requires_grad=True)
+    y = a @ b
+    old = a.clone()
+    a.mul_(2)  # no error: backward uses the saved copy
+    y.sum().backward()
+    torch.testing.assert_close(b.grad, old.reshape(-1, 2).sum(0).unsqueeze(1).expand(2, 5))
+    a2 = torch.randn(3, 2)
+    y2 = a2 @ b
+    a2.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y2.sum().backward()

@@ -117,6 +117,7 @@ def error_examples(page: Path = ERRORS_PAGE) -> list[ErrorExample]:
     the heading itself where it has no label. The flags are the site's (``ELLIPSIS``) with each block's ``:options:``.
 
     >>> import tempfile
+    >>> from pathlib import Path
     >>> page = Path(tempfile.mkdtemp()) / "errors.md"
     >>> _ = page.write_text("(error-leaf)=\\n## A leaf\\n```{doctest}\\n>>> 1 + 1\\n2\\n```\\n")
     >>> [(e.section, e.source, e.want) for e in error_examples(page)]

@@ -4,7 +4,8 @@ Two pairs run identical work: ``"inplace_again"`` is ``"inplace"`` timed a
 second time, and the ``clone`` recipe is ``y = x.clone(); y[index] = value``,
 which ``"inplace_on_clone"`` runs with no recipe code around it (compared from
 :data:`CLONE_FROM` elements up, where that code's microsecond is under 2% of
-the step). If their forward + backward medians differ by more than
+the step). If their forward + backward times (:func:`~.intervals.seconds`:
+the fastest round's call) differ by more than
 :data:`TOLERANCE`, the measurement of that configuration is noise, not signal:
 the run repeats it, and marks it ``noisy`` if no attempt agrees.
 
@@ -26,6 +27,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from typing import Any
+
+from .intervals import seconds
 
 __all__ = [
     "CLONE_FROM",
@@ -57,9 +60,9 @@ def group_key(record: dict[str, Any]) -> tuple[Any, ...]:
 def inconsistencies(
     records: Iterable[dict[str, Any]], tolerance: float = TOLERANCE
 ) -> list[dict[str, Any]]:
-    """Each pair of :data:`SAME_OPERATION` whose medians differ by more than ``tolerance``.
+    """Each pair of :data:`SAME_OPERATION` whose times differ by more than ``tolerance``.
 
-    The ratio is ``entry / same as``, forward + backward median; pairs where
+    The ratio is ``entry / same as``, forward + backward (:func:`~.intervals.seconds`); pairs where
     either was not measured are skipped.
     """
     by_group: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = {}
@@ -73,7 +76,7 @@ def inconsistencies(
             a, b = entries[entry].get("forward_backward"), entries[same].get("forward_backward")
             if not a or not b:
                 continue
-            ratio = a["median"] / b["median"]
+            ratio = seconds(a) / seconds(b)
             if max(ratio, 1 / ratio) > tolerance:
                 found.append(
                     dict(zip(("device", "dtype", "size", "write", "mode"), key, strict=True))

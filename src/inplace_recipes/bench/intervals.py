@@ -15,11 +15,22 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import Any
 
-__all__ = ["RESAMPLES", "ratio_interval", "ratio_of_minima"]
+__all__ = ["RESAMPLES", "ratio_interval", "ratio_of_minima", "seconds"]
 
 #: Bootstrap resamples per interval (seeded: the same rounds give the same interval).
 RESAMPLES = 2000
+
+
+def seconds(timing: dict[str, Any]) -> float:
+    """The one time every ratio, ranking and check uses: the fastest round's call
+    (``"min"``) where the run kept rounds, else the median (runs made before).
+
+    >>> seconds({"median": 2.0, "min": 1.5}), seconds({"median": 2.0})
+    (1.5, 2.0)
+    """
+    return float(timing["min"] if timing.get("min") is not None else timing["median"])
 
 
 def ratio_of_minima(entry: Sequence[float], baseline: Sequence[float]) -> float:

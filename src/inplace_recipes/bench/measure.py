@@ -5,7 +5,8 @@ dtype, write kind, mode (eager or ``torch.compile``) and device, :func:`run`
 records forward and forward + backward times (``torch.utils.benchmark``:
 median and interquartile range over interleaved rounds, and the fastest call
 of each round) as ratios to the in-place baseline of the same run (the ratio
-of the fastest rounds with a bootstrap interval: :mod:`.intervals`), the bytes autograd saves for backward, the
+of the fastest rounds, with a bootstrap interval: :mod:`.intervals`; the
+ratio of the medians is kept beside it), the bytes autograd saves for backward, the
 peak memory of one step and the page faults per step. Every entry is first
 checked against the reference (``clone()`` then setitem): a number is only
 recorded for code proven correct.
@@ -46,7 +47,7 @@ from .entries import (
     shape_for,
     write_fn,
 )
-from .intervals import ratio_interval, ratio_of_minima
+from .intervals import ratio_interval, ratio_of_minima, seconds
 from .memory import peak_bytes, saved_bytes, saved_storages
 from .timing import CLOCKS, timed
 
@@ -109,8 +110,9 @@ QUICK = Config(
     instructions_alongside=True,
 )
 #: The full run committed to ``docs/measurements/bench/``: instructions at every
-#: overhead size (1e6 takes callgrind about four minutes).
-FULL = Config(instruction_sizes=(10**3, 10**4, 10**6))
+#: overhead size (1e6 takes callgrind about four minutes); eight interleaved
+#: rounds, so the bootstrap interval of each ratio has eight pairs to resample.
+FULL = Config(instruction_sizes=(10**3, 10**4, 10**6), rounds=8, min_run_time=0.25, attempts=2)
 
 
 def _cpu_model() -> str:
@@ -574,7 +576,11 @@ def _compile(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
 
 
 def _add_ratios(records: list[dict[str, Any]]) -> None:
-    """Ratios to the in-place baseline (same mode) and, for compile, to eager in-place."""
+    """Ratios to the in-place baseline (same mode) and, for compile, to eager in-place.
+
+    Every ratio is of :func:`~.intervals.seconds` (the fastest round's call);
+    ``ratio_{phase}_median`` keeps the ratio of the medians beside it.
+    """
 
     def key(r: dict[str, Any], mode: str) -> tuple[Any, ...]:
         return (r["device"], r["dtype"], r["size"], r["write"], mode)
@@ -585,26 +591,25 @@ def _add_ratios(records: list[dict[str, Any]]) -> None:
     for r in records:
         for phase in ("forward", "forward_backward"):
             t = r[phase]
-            r[f"ratio_{phase}"] = None
-            r[f"ratio_{phase}_eager_inplace"] = None
-            r[f"ratio_{phase}_floor"] = None
-            r[f"ratio_{phase}_floor_step"] = None
+            for column in ("", "_median", "_eager_inplace", "_floor", "_floor_step"):
+                r[f"ratio_{phase}{column}"] = None
             if t is None:
                 continue
             on_clone = step.get(key(r, r["mode"]))
             if on_clone and on_clone[phase]:
-                r[f"ratio_{phase}_floor_step"] = t["median"] / on_clone[phase]["median"]
+                r[f"ratio_{phase}_floor_step"] = seconds(t) / seconds(on_clone[phase])
             own = base.get(key(r, r["mode"]))
             eager = base.get(key(r, "eager"))
             floor = clone.get(key(r, r["mode"]))
             if own and own[phase]:
-                r[f"ratio_{phase}"] = t["median"] / own[phase]["median"]
+                r[f"ratio_{phase}"] = seconds(t) / seconds(own[phase])
+                r[f"ratio_{phase}_median"] = t["median"] / own[phase]["median"]
                 _add_robust_ratio(r, phase, t, own[phase])
             if eager and eager[phase]:
-                r[f"ratio_{phase}_eager_inplace"] = t["median"] / eager[phase]["median"]
+                r[f"ratio_{phase}_eager_inplace"] = seconds(t) / seconds(eager[phase])
             if own and own[phase] and floor and floor[phase]:
-                r[f"ratio_{phase}_floor"] = t["median"] / (
-                    own[phase]["median"] + floor[phase]["median"]
+                r[f"ratio_{phase}_floor"] = seconds(t) / (
+                    seconds(own[phase]) + seconds(floor[phase])
                 )
 
 

@@ -25,6 +25,7 @@ import torch
 
 from ..recipes import RECIPES
 from . import consistency
+from .intervals import seconds
 from .entries import COLD, OVERHEAD_WRITES, WRITES, shape_for
 from .results import (
     OVERHEAD_GOALS,
@@ -353,7 +354,7 @@ def crossover(results: dict[str, Any], factor: float = 2.0) -> int:
     for write in measured_writes(results):
         for dtype in ("float32", "float64"):
             points = [
-                (s, r["forward_backward"]["median"])
+                (s, seconds(r["forward_backward"]))
                 for s in _sizes(results, write, dtype)
                 if (r := find_record(results, "inplace", write, s, dtype=dtype))
                 and r.get("forward_backward")

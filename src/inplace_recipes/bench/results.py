@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from ..recipes import RECIPES, NotApplicable, inplace_setitem
+from .intervals import seconds
 from .entries import COLD, EXACTNESS_COSTS, OVERHEAD_WRITES, RAW_OF, WRITES, shape_for
 from .memory import saved_bytes
 
@@ -120,7 +121,7 @@ def ratio_table(
 def _median(record: dict[str, Any] | None, phase: str) -> float | None:
     if record is None or not record.get(phase):
         return None
-    return float(record[phase]["median"])
+    return seconds(record[phase])
 
 
 def raw_overhead(

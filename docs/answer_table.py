@@ -97,8 +97,10 @@ def _provenance(results: dict[str, Any]) -> str:
 HEADLINE = {"write": "element", "size": 10**6, "dtype": "float32", "mode": "eager"}
 
 
-def measured(results: dict[str, Any], entry: str, **where: Any) -> dict[str, float] | None:
-    """Forward + backward seconds and peak bytes of ``entry`` (``None`` if not timed).
+def measured(results: dict[str, Any], entry: str, **where: Any) -> dict[str, Any] | None:
+    """Forward + backward seconds (:func:`inplace_recipes.bench.intervals.seconds`), peak
+    bytes and, where the run kept them, each round's fastest call (``rounds``) of ``entry``
+    (``None`` if not timed).
 
     ``peak_bytes`` is ``None`` when the run left peak memory out (``--no-peak``).
 
@@ -115,10 +117,13 @@ def measured(results: dict[str, Any], entry: str, **where: Any) -> dict[str, flo
             if timing.get("median") is None:
                 return None
             peak = record.get("peak_bytes")
-            return {
-                "seconds": float(timing["median"]),
+            found: dict[str, Any] = {
+                "seconds": bench.intervals.seconds(timing),
                 "peak_bytes": None if peak is None else float(peak),
             }
+            if timing.get("round_minima"):
+                found["rounds"] = list(timing["round_minima"])
+            return found
     return None
 
 
@@ -147,7 +152,7 @@ def ties_for_fastest(results: dict[str, Any], name: str) -> dict[str, list[str]]
     band = noise(results)
     found: dict[str, list[str]] = {"ties": [], "not": []}
     for write, ranked in recommend.ranking(results).items():
-        tied = recommend.tied_with_fastest(ranked, band)
+        tied = recommend.tied_with_fastest(ranked, band, results, write)
         found["ties" if name in tied else "not"].append(write)
     return found
 
@@ -289,12 +294,10 @@ def render() -> str:
 
 
 def slowest(results: dict[str, Any], write: str = "element") -> list[str]:
-    """The recipes tied for slowest in the benchmark's ranking of ``write`` (noise band)."""
+    """The recipes tied for slowest in the benchmark's ranking of ``write``: within the
+    noise band of the slowest, or with a bootstrap interval against it that holds 1."""
     ranked = recommend.ranking(results).get(write, [])
-    if not ranked:
-        return []
-    band, last = noise(results), ranked[-1][1]
-    return [name for name, ratio in ranked if ratio * band >= last]
+    return recommend.tied_with_slowest(ranked, noise(results), results, write)
 
 
 def _extremes(results: dict[str, Any]) -> dict[str, str]:
@@ -327,8 +330,9 @@ def verdict(inplace: dict[str, Any], clone: dict[str, Any], band: float) -> str 
     """What writing in place saves over clone-and-write, from their measurements.
 
     Time counts as saved only when clone-and-write is slower by more than the
-    run's noise band ``band``; memory when its peak is larger. ``None`` when
-    the run left peak memory out.
+    run's noise band ``band`` and, where both kept their rounds, by more than
+    the bootstrap interval of the ratio (it lies above 1); memory when its peak
+    is larger. ``None`` when the run left peak memory out.
 
     >>> verdict({"seconds": 1.0, "peak_bytes": 8}, {"seconds": 1.7, "peak_bytes": 8}, 1.2)
     'In place saves time, not memory.'
@@ -338,6 +342,9 @@ def verdict(inplace: dict[str, Any], clone: dict[str, Any], band: float) -> str 
     if inplace["peak_bytes"] is None or clone["peak_bytes"] is None:
         return None
     saves_time = clone["seconds"] > inplace["seconds"] * band
+    if saves_time and inplace.get("rounds") and clone.get("rounds"):
+        lo, _ = bench.intervals.ratio_interval(clone["rounds"], inplace["rounds"])
+        saves_time = lo > 1.0
     saves_memory = clone["peak_bytes"] > inplace["peak_bytes"]
     return VERDICTS[saves_time, saves_memory]
 
@@ -439,7 +446,7 @@ def render_which(results: dict[str, Any] | None = None) -> str:
         pick = ir.best_recipe(x, index, value)
         ranked = ranks.get(write, [])
         measured = dict(ranked)
-        tied = recommend.tied_with_fastest(ranked, band)
+        tied = recommend.tied_with_fastest(ranked, band, results, write)
         x_sign = "\N{MULTIPLICATION SIGN}"
         rows.append(
             [

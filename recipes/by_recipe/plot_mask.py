@@ -99,11 +99,13 @@ from inplace_recipes import recommend
 
 results = bench.load_results()
 band = bench.consistency.noise_band(results, sizes=recommend.RANKED_SIZES)
-print(f"recipes closer than {(band - 1) * 100:.0f}% (the run's noise band) tie")
+print(
+    f"recipes closer than {(band - 1) * 100:.0f}% (the run's noise band), or whose "
+    "bootstrap interval holds 1, tie"
+)
 slowest = {}
 for write, ranked in recommend.ranking(results).items():
-    last = ranked[-1][1]
-    slowest[write] = [name for name, ratio in ranked if ratio * band >= last]
+    slowest[write] = recommend.tied_with_slowest(ranked, band, results, write)
     word = (
         "slowest"
         if slowest[write] == ["mask"]

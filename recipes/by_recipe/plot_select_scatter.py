@@ -67,7 +67,8 @@ fig = ir.draw_graph(y, title="x.select_scatter(v, 1, 2)", highlight=("SelectScat
 # The committed benchmark times forward + backward of every recipe against
 # the in-place write. Two recipes closer than the run's noise band (the
 # largest disagreement between two timings of identical work, from 1e5
-# elements up) are a tie.
+# elements up), or whose bootstrap interval of their ratio holds 1, are a
+# tie.
 # Where ``select_scatter`` stands for each kind of basic write, read from the
 # results, not typed here (:func:`inplace_recipes.best_recipe` picks from the
 # same ranking, ``clone`` on a tie):
@@ -80,7 +81,7 @@ ranks = recommend.ranking(results)
 print(f"noise band: {(band - 1) * 100:.0f}%")
 for write in ("element", "row", "slice", "value_grad"):
     ratio = dict(ranks[write])["select_scatter"]
-    tied = recommend.tied_with_fastest(ranks[write], band)
+    tied = recommend.tied_with_fastest(ranks[write], band, results, write)
     where = (
         "ties for fastest with " + ", ".join(n for n in tied if n != "select_scatter")
         if "select_scatter" in tied

@@ -4,7 +4,8 @@
 backward time over in-place (geometric mean over the sizes from 1e5 elements
 up and every dtype measured, eager, CPU). Two recipes closer than the run's
 noise band (:func:`~inplace_recipes.bench.consistency.noise_band`: the
-largest disagreement between two timings of identical work) are a tie, and
+largest disagreement between two timings of identical work), or whose
+bootstrap interval (:func:`interval_between`) holds 1, are a tie, and
 :func:`preferences` prefers ``clone``, the reference, whenever it ties for
 fastest. :data:`PREFERENCES` is that choice for the committed benchmark
 (``docs/measurements/bench/cpu-full.json``; a test fails when it no longer is),
@@ -34,10 +35,12 @@ __all__ = [
     "PREFERENCES",
     "RANKED_SIZES",
     "best_recipe",
+    "interval_between",
     "preferences",
     "quick_recipe",
     "ranking",
     "tied_with_fastest",
+    "tied_with_slowest",
     "write_kind",
 ]
 
@@ -219,24 +222,114 @@ def ranking(
     return {w: sorted(rows, key=lambda row: row[1]) for w, rows in table.items()}
 
 
-def tied_with_fastest(ranked: list[tuple[str, float]], band: float) -> list[str]:
-    """The names of ``ranked`` (fastest first) within a factor ``band`` of the first.
+def interval_between(
+    results: dict[str, Any], write: str, a: str, b: str, sizes: Iterable[int] = RANKED_SIZES
+) -> tuple[float, float] | None:
+    """The 95% bootstrap interval of ``a``'s time over ``b``'s, as :func:`ranking` averages it.
+
+    The geometric mean over the sizes and dtypes where both were timed, each
+    configuration's interleaved rounds resampled in pairs
+    (:func:`~inplace_recipes.bench.intervals.geometric_ratio_interval`);
+    ``None`` where the results kept no rounds (runs made before they did).
+
+    >>> rec = lambda e, rounds: {"device": "cpu", "dtype": "float32", "mode": "eager",
+    ...     "size": 10**6, "write": "row", "entry": e, "correct": True,
+    ...     "forward_backward": {"median": min(rounds), "round_minima": rounds}}
+    >>> fake = {"records": [rec("where", [1.2, 1.3, 1.2]), rec("clone", [1.0, 1.0, 1.1])]}
+    >>> [round(v, 2) for v in interval_between(fake, "row", "where", "clone")]
+    [1.09, 1.3]
+    >>> interval_between({"records": []}, "row", "where", "clone") is None
+    True
+    """
+    from .bench.intervals import geometric_ratio_interval
+
+    wanted = set(sizes)
+    rounds: dict[str, dict[tuple[int, str], list[float]]] = {a: {}, b: {}}
+    for r in results["records"]:
+        if (r["device"], r["mode"], r["write"]) != ("cpu", "eager", write):
+            continue
+        if r["entry"] in rounds and r["size"] in wanted and r.get("correct", True):
+            minima = (r.get("forward_backward") or {}).get("round_minima")
+            if minima:
+                rounds[r["entry"]][r["size"], r["dtype"]] = minima
+    pairs = [
+        (rounds[a][key], rounds[b][key])
+        for key in sorted(rounds[a].keys() & rounds[b].keys())
+        if len(rounds[a][key]) == len(rounds[b][key])
+    ]
+    return geometric_ratio_interval(pairs) if pairs else None
+
+
+def tied_with_fastest(
+    ranked: list[tuple[str, float]],
+    band: float,
+    results: dict[str, Any] | None = None,
+    write: str | None = None,
+) -> list[str]:
+    """The names of ``ranked`` (fastest first) tied with the first.
+
+    Tied: within a factor ``band`` of the first, or, given the ``results`` and
+    ``write`` the ranking came from, with an :func:`interval_between` it and
+    the first that holds 1. Only a difference beyond both is a ranking.
 
     >>> tied_with_fastest([("a", 1.0), ("b", 1.15), ("c", 1.3)], band=1.2)
     ['a', 'b']
     """
     if not ranked:
         return []
-    fastest = ranked[0][1]
-    return [name for name, ratio in ranked if ratio <= fastest * band]
+    first, fastest = ranked[0]
+    tied = []
+    for name, ratio in ranked:
+        if ratio <= fastest * band or (
+            results is not None
+            and write is not None
+            and _holds_one(interval_between(results, write, name, first))
+        ):
+            tied.append(name)
+    return tied
+
+
+def tied_with_slowest(
+    ranked: list[tuple[str, float]],
+    band: float,
+    results: dict[str, Any] | None = None,
+    write: str | None = None,
+) -> list[str]:
+    """The names of ``ranked`` (fastest first) tied with the last: the same rule as
+    :func:`tied_with_fastest`, from the other end.
+
+    >>> tied_with_slowest([("a", 1.0), ("b", 1.15), ("c", 1.3)], band=1.2)
+    ['b', 'c']
+    """
+    if not ranked:
+        return []
+    last, slowest = ranked[-1]
+    return [
+        name
+        for name, ratio in ranked
+        if ratio * band >= slowest
+        or (
+            results is not None
+            and write is not None
+            and _holds_one(interval_between(results, write, last, name))
+        )
+    ]
+
+
+def _holds_one(interval: tuple[float, float] | None) -> bool:
+    from .bench.intervals import holds_one
+
+    return holds_one(interval)
 
 
 def preferences(results: dict[str, Any], band: float | None = None) -> dict[str, tuple[str, ...]]:
     """What :data:`PREFERENCES` would be for ``results``: per measured write, the pick then clone.
 
-    The pick is ``clone`` when it is within ``band`` of the fastest (the run's
+    The pick is ``clone`` when it ties with the fastest (:func:`tied_with_fastest`:
+    within ``band``, the run's
     :func:`~inplace_recipes.bench.consistency.noise_band` at
-    :data:`RANKED_SIZES` by default), else the fastest recipe.
+    :data:`RANKED_SIZES` by default, or with a bootstrap interval that holds
+    1), else the fastest recipe.
 
     >>> rec = lambda e, t: {"device": "cpu", "dtype": "float32", "mode": "eager",
     ...     "size": 10**6, "write": "row", "entry": e, "correct": True,
@@ -252,7 +345,7 @@ def preferences(results: dict[str, Any], band: float | None = None) -> dict[str,
         band = noise_band(results, sizes=RANKED_SIZES)
     chosen: dict[str, tuple[str, ...]] = {}
     for write, ranked in ranking(results).items():
-        tied = tied_with_fastest(ranked, band)
+        tied = tied_with_fastest(ranked, band, results, write)
         pick = "clone" if "clone" in tied else ranked[0][0]
         chosen[write] = (pick,) if pick == "clone" else (pick, "clone")
     return chosen

@@ -25,8 +25,8 @@ import torch
 
 from ..recipes import RECIPES
 from . import consistency
-from .intervals import seconds
 from .entries import COLD, OVERHEAD_WRITES, WRITES, shape_for
+from .intervals import holds_one, seconds
 from .results import (
     OVERHEAD_GOALS,
     OVERHEAD_SIZES,
@@ -45,6 +45,7 @@ __all__ = [
     "answer",
     "at_lines",
     "audit_line",
+    "between",
     "compiled_lines",
     "consistency_line",
     "crossover",
@@ -55,13 +56,16 @@ __all__ = [
     "figure_overhead",
     "floor_beaten",
     "goal_line",
+    "has_intervals",
     "interval",
     "measured_writes",
     "noise",
+    "noise_by_size",
     "overhead_lines",
     "recommended",
     "saved_bytes_lines",
     "summary_lines",
+    "tie",
 ]
 
 X = "x"
@@ -300,6 +304,33 @@ def noise(results: dict[str, Any], sizes: Iterable[int] | None = None) -> float:
     return consistency.noise_band(results, sizes=sizes)
 
 
+def noise_by_size(results: dict[str, Any]) -> dict[int, float]:
+    """The run's noise band at each size alone (eager): where its reach ends.
+
+    >>> rec = lambda entry, t, size: {"device": "cpu", "dtype": "float32", "size": size,
+    ...     "write": "row", "mode": "eager", "entry": entry, "forward_backward": {"median": t}}
+    >>> noise_by_size({"records": [rec("inplace", 1.0, 10), rec("inplace_again", 1.5, 10),
+    ...     rec("inplace", 1.0, 100), rec("inplace_again", 1.1, 100)]})
+    {10: 1.5, 100: 1.1}
+    """
+    sizes = sorted({r["size"] for r in results["records"] if r["mode"] == "eager"})
+    found = {s: consistency.disagreements(results["records"], sizes=[s]) for s in sizes}
+    return {s: max(v) for s, v in found.items() if v}
+
+
+def has_intervals(results: dict[str, Any]) -> bool:
+    """Whether the run kept its rounds, so that every ratio has a bootstrap interval.
+
+    >>> has_intervals({"records": [{"ratio_forward_backward_interval": [0.9, 1.1]}]})
+    True
+    """
+    return any(r.get("ratio_forward_backward_interval") for r in results["records"])
+
+
+def _bars(results: dict[str, Any]) -> str:
+    return "95% bootstrap interval" if has_intervals(results) else "noise band"
+
+
 def interval(
     results: dict[str, Any], entry: str, write: str, size: int, **kw: Any
 ) -> tuple[float, float] | None:
@@ -326,6 +357,55 @@ def interval(
     band = noise(results)
     ratio = float(r["ratio_forward_backward"])
     return ratio / band, ratio * band
+
+
+def between(
+    results: dict[str, Any], entry: str, other: str, write: str, size: int, **kw: Any
+) -> tuple[float, float] | None:
+    """The bootstrap interval of ``entry``'s forward + backward time over ``other``'s,
+    timed in the same configuration (their rounds interleaved); ``None`` without rounds.
+
+    >>> rec = lambda e, rounds: {"device": "cpu", "dtype": "float32", "mode": "eager",
+    ...     "size": 10, "write": "row", "entry": e, "forward_backward": {"round_minima": rounds}}
+    >>> between({"records": [rec("a", [2.0, 2.0]), rec("b", [1.0, 1.0])]}, "a", "b", "row", 10)
+    (2.0, 2.0)
+    """
+    from .intervals import ratio_interval
+
+    mine, theirs = (
+        find_record(results, entry, write, size, **kw),
+        find_record(results, other, write, size, **kw),
+    )
+    if mine is None or theirs is None:
+        return None
+    a = (mine.get("forward_backward") or {}).get("round_minima")
+    b = (theirs.get("forward_backward") or {}).get("round_minima")
+    if not a or not b or len(a) != len(b):
+        return None
+    return ratio_interval(a, b)
+
+
+def tie(
+    results: dict[str, Any], entry: str, other: str, write: str, size: int, band: float, **kw: Any
+) -> bool:
+    """Whether two entries of one configuration tie: closer than ``band``, or with a
+    :func:`between` interval that holds 1. Only a difference beyond both ranks them.
+
+    >>> rec = lambda e, t: {"device": "cpu", "dtype": "float32", "mode": "eager",
+    ...     "size": 10, "write": "row", "entry": e, "ratio_forward_backward": t}
+    >>> tie({"records": [rec("a", 1.1), rec("b", 1.0)]}, "a", "b", "row", 10, band=1.2)
+    True
+    >>> tie({"records": [rec("a", 1.3), rec("b", 1.0)]}, "a", "b", "row", 10, band=1.2)
+    False
+    """
+    column = kw.pop("column", "ratio_forward_backward")
+    a = _ratio(results, entry, write, size, column=column, **kw)
+    b = _ratio(results, other, write, size, column=column, **kw)
+    if a is None or b is None:
+        return False
+    if max(a / b, b / a) <= band:
+        return True
+    return holds_one(between(results, entry, other, write, size, **kw))
 
 
 def _point(results: dict[str, Any], entry: str, write: str, size: int) -> float | None:
@@ -373,7 +453,8 @@ def crossover(results: dict[str, Any], factor: float = 2.0) -> int:
 
 
 def floor_beaten(results: dict[str, Any], sizes: Iterable[int]) -> list[tuple[str, int, list[str]]]:
-    """Where a recipe costs less than the in-place write on one clone, beyond the noise band.
+    """Where a recipe costs less than the in-place write on one clone, beyond the noise:
+    beyond the run's noise band and with a :func:`between` interval below 1.
 
     ``[(write, size, recipes), ...]``, float32, eager.
     """
@@ -388,7 +469,9 @@ def floor_beaten(results: dict[str, Any], sizes: Iterable[int]) -> list[tuple[st
             below = [
                 e
                 for e in RECIPES
-                if (v := _ratio(results, e, write, size)) is not None and v * band < on_clone
+                if (v := _ratio(results, e, write, size)) is not None
+                and v < on_clone
+                and not tie(results, e, "inplace_on_clone", write, size, band)
             ]
             if below:
                 found.append((write, size, below))
@@ -458,8 +541,16 @@ def answer(results: dict[str, Any]) -> str:
         )
     first += (
         f". Identical work timed twice at those sizes disagreed by up to {(band - 1) * 100:.0f}%, "
-        "its noise band: closer ratios are ties, and every ratio drawn below carries that band."
     )
+    if has_intervals(results):
+        first += (
+            "its noise band. Two ratios closer than that, or whose 95% bootstrap interval "
+            "holds 1, are a tie, and every ratio drawn below carries its interval."
+        )
+    else:
+        first += (
+            "its noise band: closer ratios are ties, and every ratio drawn below carries that band."
+        )
     beaten = floor_beaten(results, sorted(large_sizes))
     second = (
         "Copying the tensor once, the in-place write on one clone, costs "
@@ -602,7 +693,7 @@ def figure_headline(results: dict[str, Any]) -> Figure:
         xlabel="elements (float32, CPU, one thread)",
         ylabel="time / in-place write",
     )
-    _readable(ax, "The recipe best_recipe picks, over in-place (bars: noise band)")
+    _readable(ax, f"The recipe best_recipe picks, over in-place (bars: {_bars(results)})")
     ax.legend(title="write (recipe)", fontsize=10)
     return fig
 
@@ -667,7 +758,7 @@ def figure_against_size(results: dict[str, Any], write: str) -> Figure:
         xlabel="elements (float32)",
         ylabel="time / in-place write",
     )
-    _readable(ax, f"{write} write: forward + backward over in-place (bars: noise band)")
+    _readable(ax, f"{write} write: forward + backward over in-place (bars: {_bars(results)})")
     fig.legend(loc="outside lower center", ncol=4, fontsize=9)
     return fig
 
@@ -731,12 +822,17 @@ def compiled_lines(results: dict[str, Any], size: int = 10**6) -> list[str]:
             continue
         best = min(ratios, key=ratios.__getitem__)
         tied = sorted(
-            (n for n in ratios if ratios[n] <= ratios[best] * band), key=ratios.__getitem__
+            (
+                n
+                for n in ratios
+                if n == best or tie(results, n, best, write, size, band, mode="compile")
+            ),
+            key=ratios.__getitem__,
         )
         who = (
             f"the fastest compiled recipe, {best},"
             if len(tied) == 1
-            else f"the fastest compiled recipes, tied within the noise band ({', '.join(tied)}),"
+            else f"the fastest compiled recipes, tied within the noise ({', '.join(tied)}),"
         )
         lines.append(
             f"{write}: compiled in-place costs {base:.2f}{X} eager in-place; {who} "

@@ -23,8 +23,8 @@ from typing import Any
 import torch
 
 from ..recipes import RECIPES, NotApplicable, inplace_setitem
-from .intervals import seconds
 from .entries import COLD, EXACTNESS_COSTS, OVERHEAD_WRITES, RAW_OF, WRITES, shape_for
+from .intervals import seconds
 from .memory import saved_bytes
 
 __all__ = [

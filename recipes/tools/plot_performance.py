@@ -18,11 +18,14 @@ report.Prose(report.answer(results))
 # %%
 # The recipe :func:`~inplace_recipes.best_recipe` picks for each kind of
 # write, against in-place, by tensor size, where the passes over memory
-# decide. Each bar spans the run's noise band: points whose bars overlap are
-# a tie.
+# decide. Each bar is the 95% bootstrap interval of the ratio: the run's
+# eight interleaved rounds, resampled in pairs, each round's fastest call.
 
 fig = report.figure_headline(results)
 plt.show()
+# sphinx_gallery_start_ignore
+assert report.has_intervals(results), "the committed run has no rounds: say 'noise band' above"
+# sphinx_gallery_end_ignore
 
 # %%
 # Below that size the fixed cost of each call decides, and the differences
@@ -50,14 +53,9 @@ for write in report.measured_writes(results):
 # one-liner* is that torch call as you would write it by hand, with the index
 # tensors made in the call from the ints and slices of the index (first
 # line), a mask used as given (second line) and an index tensor used as given
-# (third line).
-#
-# The committed run below was made at an earlier commit (its provenance names
-# it), whose one-liners took the index already in tensor form, made once
-# outside the timing. ``nox -s bench`` counts the instructions of the
-# one-liners printed here, warm and cold (a new index on every call), for
-# element, row, slice, mask, index-tensor and list writes, on every CI run,
-# and fails when a goal below is missed.
+# (third line). ``nox -s bench`` counts the instructions of these one-liners,
+# warm and cold (a new index on every call), on every CI run, and fails when
+# a goal below is missed.
 
 for name, code in bench.ONE_LINERS.items():
     print(f"{name:19} {code}")
@@ -68,8 +66,10 @@ for name, code in bench.ONE_LINERS.items():
 
 # %%
 # Each recipe's instructions executed over its raw one-liner's, for the
-# writes ``x[i, j] = 0``, ``x[i] = 0``, ``x[:, 1::10] = 0`` and ``x[mask] = 0``
-# (1% True). What the package adds is fixed work per call, which instruction
+# writes ``x[i, j] = 0``, ``x[i] = 0``, ``x[:, 1::10] = 0``, ``x[mask] = 0``
+# (1% True), ``x[t] = 0`` (``t`` an index tensor of three rows) and
+# ``x[[a, b, c]] = 0``, warm, and cold where the column says so (a new index on
+# every call). What the package adds is fixed work per call, which instruction
 # counts measure and the machine's load does not change; both were checked
 # against ``clone()`` then setitem before being counted. The goals: a recipe
 # within 1.10 times its raw one-liner, ``at()`` within 1.05 times the recipe
@@ -89,6 +89,7 @@ report.Prose(report.goal_line(results))
 # that ``at()`` adds are far below what CPU time can resolve here.
 
 print("\n".join(report.at_lines(results)))
+report.Prose(report.small_noise_line(results))
 # sphinx_gallery_start_ignore
 assert all(n <= 1.05 for n in bench.instruction_overhead(results).get("at", {}).values())
 # sphinx_gallery_end_ignore
@@ -108,14 +109,19 @@ report.Prose(report.audit_line(results))
 # Can these numbers be trusted?
 # -----------------------------
 #
+# Each time is process CPU time, which other processes on the cores inflate
+# less than wall time but do not leave alone. Load only ever adds time, so
+# each timing is the fastest call of eight interleaved rounds (the minimum,
+# as ``timeit`` advises), and each ratio carries a bootstrap interval: the
+# rounds of the two entries, resampled in pairs.
+#
 # Two pairs of entries run identical work: ``inplace_again`` is the in-place
 # write timed a second time, and the ``clone`` recipe is what
 # ``inplace_on_clone`` runs with no recipe code around it. How far they
-# disagree is the run's noise band, the tolerance of every tie, "fastest"
-# and "slowest" on this site. The benchmark also measures a configuration
-# again when a pair disagrees beyond a fixed tolerance. Times are process CPU
-# time, which other processes on the cores inflate less than wall time, but
-# do not leave alone.
+# disagree is the run's noise band. A difference inside the noise band or
+# inside the interval of the ratio is a tie, for every "fastest" and
+# "slowest" on this site. The benchmark also measures a configuration again
+# when a pair disagrees beyond a fixed tolerance.
 
 pairs = bench.consistency.disagreements(results["records"])
 band = report.noise(results, recommend.RANKED_SIZES)
@@ -137,13 +143,19 @@ report.Prose(
     f"average {prov.get('load_average_start')} at the start and "
     f"{prov.get('load_average_end')} at the end, ``{prov['command']}``."
 )
+by_size = report.noise_by_size(results)
+report.Prose(
+    "By size alone, identical work disagreed by at most "
+    + ", ".join(f"{(v - 1) * 100:.0f}% at {s:.0e}".replace("e+0", "e") for s, v in by_size.items())
+    + ". The band from 1e5 up is the one the rankings use; below that the instruction counts decide."
+)
 
 # %%
 # Time against size, each write
 # -----------------------------
 #
 # Every recipe over in-place, forward + backward, float32, eager, each ratio
-# with the run's noise band. The dotted line is the in-place write on one
+# with its 95% bootstrap interval. The dotted line is the in-place write on one
 # clone: the copy alone, which some recipes beat (the answer above says
 # where).
 
@@ -169,6 +181,19 @@ plt.show()
 
 fig = report.figure_against_size(results, "value_grad")
 plt.show()
+
+# %%
+
+fig = report.figure_against_size(results, "index")
+plt.show()
+
+# %%
+
+fig = report.figure_against_size(results, "list")
+plt.show()
+# sphinx_gallery_start_ignore
+assert report.measured_writes(results) == list(bench.WRITES), "a write has no figure above"
+# sphinx_gallery_end_ignore
 
 # %%
 # Bytes saved for backward

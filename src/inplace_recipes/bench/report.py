@@ -64,6 +64,7 @@ __all__ = [
     "overhead_lines",
     "recommended",
     "saved_bytes_lines",
+    "small_noise_line",
     "summary_lines",
     "tie",
 ]
@@ -316,6 +317,33 @@ def noise_by_size(results: dict[str, Any]) -> dict[int, float]:
     sizes = sorted({r["size"] for r in results["records"] if r["mode"] == "eager"})
     found = {s: consistency.disagreements(results["records"], sizes=[s]) for s in sizes}
     return {s: max(v) for s, v in found.items() if v}
+
+
+def small_noise_line(results: dict[str, Any]) -> str:
+    """How noisy CPU time is at the sizes the overhead tables time, against the band
+    the rankings use: why the instruction counts decide there.
+
+    >>> rec = lambda entry, t, size: {"device": "cpu", "dtype": "float32", "size": size,
+    ...     "write": "row", "mode": "eager", "entry": entry, "forward_backward": {"median": t}}
+    >>> small_noise_line({"records": [rec("inplace", 1.0, 10**3), rec("inplace_again", 1.4, 10**3),
+    ...     rec("inplace", 1.0, 10**5), rec("inplace_again", 1.1, 10**5)]})
+    'At 1e3 elements, identical work timed twice disagreed by up to 40% (from 1e5 up, by up to 10%): there a CPU-time ratio that close to 1 is a tie, and the instruction counts decide.'
+    """
+    by_size = noise_by_size(results)
+    small = [s for s in OVERHEAD_SIZES if s in by_size and s < 10**5]
+    if not small:
+        return "The run timed no pair of identical work at the overhead sizes."
+    large = [s for s in by_size if s >= 10**5]
+    bands = " and ".join(f"{(by_size[s] - 1) * 100:.0f}%" for s in small)
+    text = (
+        f"At {_counted_list(small)} elements, identical work timed twice disagreed by up to "
+        f"{bands}"
+    )
+    if large:
+        text += f" (from 1e5 up, by up to {(noise(results, large) - 1) * 100:.0f}%)"
+    return text + (
+        ": there a CPU-time ratio that close to 1 is a tie, and the instruction counts decide."
+    )
 
 
 def has_intervals(results: dict[str, Any]) -> bool:

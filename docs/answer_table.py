@@ -135,6 +135,8 @@ WRITE_WORDS = {
     "slice": "`x[:, 1::10] = 0`",
     "mask": "`x[mask] = 0`",
     "value_grad": "`x[i] = v` (`v.requires_grad`)",
+    "index": "`x[t] = 0`",
+    "list": "`x[[a, b, c]] = 0`",
 }
 
 

@@ -146,7 +146,9 @@ report.Prose(
 by_size = report.noise_by_size(results)
 report.Prose(
     "By size alone, identical work disagreed by at most "
-    + ", ".join(f"{(v - 1) * 100:.0f}% at {s:.0e}".replace("e+0", "e") for s, v in by_size.items())
+    + ", ".join(
+        f"{s:.0e}".replace("e+0", "e") + f": {(v - 1) * 100:.0f}%" for s, v in by_size.items()
+    )
     + ". The band from 1e5 up is the one the rankings use; below that the instruction counts decide."
 )
 

@@ -522,6 +522,8 @@ def _writes_in_words(writes: Iterable[str]) -> str:
         "slice": "a strided slice",
         "mask": "a boolean mask",
         "value_grad": "a value that requires grad",
+        "index": "an index tensor",
+        "list": "a list of positions",
     }
     return ", ".join(words.get(w, w) for w in dict.fromkeys(writes))
 
@@ -529,8 +531,9 @@ def _writes_in_words(writes: Iterable[str]) -> str:
 def answer(results: dict[str, Any]) -> str:
     """What in-place costs or saves, in paragraphs, with the committed numbers.
 
-    Sizes from :func:`crossover` up are answered in wall time with the run's
-    noise band; sizes below, where fixed costs decide, in instruction counts.
+    Sizes from :func:`crossover` up are answered in CPU time, with the run's
+    noise band and bootstrap intervals; sizes below, where fixed costs decide,
+    in instruction counts.
     Code is marked ````like this````; :class:`Prose` renders it.
     """
     edge = crossover(results)

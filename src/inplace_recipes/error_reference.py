@@ -224,7 +224,7 @@ _BY_SLUG = {kind.slug: kind for kind in ERRORS}
 # (an unbounded ``[^\]]*`` retried at each "[" of a long message is quadratic).
 _VERSION = re.compile(
     r"modified by an inplace operation: \[(?P<tensor>[^\]]{0,200}\])\]"
-    r"(?:, which is (?P<origin>output \d{1,6} of (?:torch::autograd::)?(?P<op>\w{1,200})))?, "
+    r"(?:, which is (?P<origin>output \d{1,6} of (?:torch::autograd::)?(?P<op>\w{1,200})))?,? "
     r"is at version (?P<now>\d{1,20}); expected version (?P<then>\d{1,20}) instead"
 )
 #: How torch.compile wraps the eager message (Dynamo's fake-tensor run, or a

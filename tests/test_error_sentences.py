@@ -239,6 +239,62 @@ def test_every_form_of_the_vmap_message_is_recognised() -> None:
     assert explain(caught.value).slug == "vmap"
 
 
+def _compiled_leaf(a: torch.Tensor) -> torch.Tensor:
+    return a.add_(1)
+
+
+def _compiled_view_of_leaf(a: torch.Tensor) -> torch.Tensor:
+    a[0] = 0.0
+    return a
+
+
+def _compiled_unbind(a: torch.Tensor) -> torch.Tensor:
+    t = a * 1
+    first, _second, _third = t.unbind()
+    first.add_(1)
+    return t
+
+
+def _compiled_no_grad_view(a: torch.Tensor) -> torch.Tensor:
+    t = a * 1
+    with torch.no_grad():
+        v = t[:2]
+    v.add_(1)
+    return t
+
+
+def _compiled_custom_view(a: torch.Tensor) -> torch.Tensor:
+    out = _Identity.apply(a * 1)
+    return out.add_(1)  # type: ignore[no-any-return]
+
+
+def _compiled_out(a: torch.Tensor) -> torch.Tensor:
+    return torch.add(a, 1, out=torch.empty(3))
+
+
+@pytest.mark.parametrize(
+    ("function", "slug"),
+    [
+        (_compiled_leaf, "leaf"),
+        (_compiled_view_of_leaf, "view-of-leaf"),
+        (_compiled_unbind, "multi-output-view"),
+        (_compiled_no_grad_view, "no-grad-view"),
+        (_compiled_custom_view, "custom-function-view"),
+        (_compiled_out, "out-argument"),
+    ],
+)
+# Dynamo's tracing of a custom Function warns that it instantiated one (torch's own code)
+@pytest.mark.filterwarnings("ignore:.*should not be instantiated:DeprecationWarning")
+def test_compile_wraps_the_errors_eager_raises_at_the_op(function: object, slug: str) -> None:
+    torch._dynamo.reset()
+    with pytest.raises(torch._dynamo.exc.TorchRuntimeError) as caught:
+        torch.compile(function, backend="eager")(torch.ones(3, requires_grad=True))
+    explained = explain(caught.value)
+    assert explained.slug == slug
+    assert "torch.compile raised it" in str(explained)
+    torch._dynamo.reset()
+
+
 def test_compile_does_not_wrap_the_overlap_errors_and_aot_eager_computes_them() -> None:
     def shift(x: torch.Tensor) -> torch.Tensor:
         x[1:].copy_(x[:-1])

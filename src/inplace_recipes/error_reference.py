@@ -154,10 +154,10 @@ ERRORS: tuple[ErrorKind, ...] = (
         r"Inplace update to inference tensor outside InferenceMode|"
         r"A view was created in inference mode and",
         "The tensor was made under torch.inference_mode(), which gives it no version "
-        "counter, so no torch op can write it in place anywhere outside inference_mode, not "
-        "even under torch.no_grad() (a write through .data or .numpy() goes through unchecked; "
-        "nor can a view taken there be written by a write autograd would record: with "
-        "gradients on, into a tensor or with a value that requires grad).",
+        "counter, so it cannot be written in place anywhere outside inference_mode, not even "
+        "under torch.no_grad(), except through .data or .numpy(), which go unchecked (nor can "
+        "a view taken there be written by a write autograd would record: with gradients on, "
+        "into a tensor or with a value that requires grad).",
         "t = t.clone()  # outside inference_mode, then write into the clone; for a view "
         "made there: take the view outside inference_mode",
     ),

@@ -137,7 +137,7 @@ ERRORS: tuple[ErrorKind, ...] = (
         "right after it. Written under no_grad, the tensor fails at its next use with "
         "gradients on instead.",
         "out = out + shortcut  # every in-place op on the hooked module's input or output "
-        "out of place (nn.ReLU() for nn.ReLU(inplace=True), x = x.clamp(max=5) for a "
+        "out of place (nn.ReLU() for nn.ReLU(inplace=True), x = x.clamp(max=5) for "
         "x.clamp_(max=5) under no_grad), or hook the enclosing module",
     ),
     ErrorKind(

@@ -244,6 +244,12 @@ def multi_view_fixed_page(t0):
     return (t * t0).sum()
 
 
+def multi_view_fixed_whole(t0):
+    t = t0 * 1
+    t = ir.RECIPES["select_scatter"](t, 0, t[0] + 1)
+    return (t * t0).sum()
+
+
 def multi_view_base_broken(t0):
     t = t0 * 1
     first, second = t.unbind()  # noqa: RUF059 - as the page writes it
@@ -316,6 +322,35 @@ def custom_view_fixed(x0):
     return (out * x0).sum()
 
 
+def custom_view_no_grad_broken(x0):
+    out = Identity.apply(x0 * 1)
+    with torch.no_grad():
+        out.add_(1)
+    return (out * x0).sum()
+
+
+def custom_view_no_grad_fixed(x0):
+    x = x0 * 1
+    out = Identity.apply(x).clone()
+    with torch.no_grad():
+        out.add_(1)
+    return (out * x0).sum()
+
+
+def custom_view_input_written_broken(x0):
+    x = x0 * 1
+    out = Identity.apply(x)
+    x.add_(1)
+    return (out * x0).sum()
+
+
+def custom_view_input_written_fixed(x0):
+    x = x0 * 1
+    x.add_(1)
+    out = Identity.apply(x)
+    return (out * x0).sum()
+
+
 def _hook(module: nn.Module) -> nn.Module:
     module.register_full_backward_hook(lambda module, grad_input, grad_output: None)
     return module
@@ -329,6 +364,33 @@ def relu_hook_broken(x0):
 def relu_hook_fixed(x0):
     relu = _hook(nn.ReLU())
     return (relu(x0 - 1) * x0).sum()
+
+
+class ClampThenDouble(nn.Module):
+    """The page's module: it writes its (hooked) input under no_grad."""
+
+    def forward(self, x, scale):
+        with torch.no_grad():
+            x.clamp_(max=5)
+        scale.add_(1)  # does not require grad: can be written
+        return x * 2 * scale
+
+
+class ClampThenDoubleFixed(nn.Module):
+    def forward(self, x, scale):
+        x = x.clamp(max=5)
+        scale.add_(1)
+        return x * 2 * scale
+
+
+def hook_no_grad_broken(x0):
+    module = _hook(ClampThenDouble())
+    return (module(x0 * 3, torch.ones(3, dtype=F64)) * x0).sum()  # 3 * x0 < 5: none clamped
+
+
+def hook_no_grad_fixed(x0):
+    module = _hook(ClampThenDoubleFixed())
+    return (module(x0 * 3, torch.ones(3, dtype=F64)) * x0).sum()
 
 
 def _linear() -> nn.Linear:
@@ -546,6 +608,34 @@ def mark_dirty_fixed(a):
     return (y * a).sum()
 
 
+class DoubleMarked(torch.autograd.Function):
+    """The leaf section's Function: it doubles its input in place and marks it dirty."""
+
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(2)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return 2 * grad
+
+
+def marked_leaf_broken(a):
+    y = DoubleMarked.apply(a)
+    return (y * y).sum()
+
+
+def marked_leaf_meaning(a):
+    return (2 * a * 2 * a).sum()
+
+
+def marked_leaf_fixed(a):
+    y = DoubleMarked.apply(a.clone())
+    return (y * y).sum()
+
+
 class DoubleInPlaceUnmarked(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
@@ -706,6 +796,54 @@ def vmap_fixed_page(values):
     return (out * out).sum()
 
 
+def vmap_index_broken(values):
+    def put(value):
+        out = torch.zeros(3, dtype=F64)
+        out[torch.tensor([0])] = value
+        return out
+
+    out = torch.func.vmap(put)(values)
+    return (out * out).sum()
+
+
+def vmap_index_fixed(values):
+    def put(value):
+        x, index = torch.zeros(3, dtype=F64), torch.tensor([0])
+        out = ir.RECIPES["where"](x, index, value)
+        return out
+
+    out = torch.func.vmap(put)(values)
+    return (out * out).sum()
+
+
+def vmap_index_fixed_page(values):
+    def put(value):
+        return RECIPES["where"](torch.zeros(3, dtype=F64), torch.tensor([0]), value)
+
+    out = torch.func.vmap(put)(values)
+    return (out * out).sum()
+
+
+def vmap_clamp_broken(lows):
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "There is a performance drop")  # no batching rule
+        out = torch.func.vmap(lambda low: torch.zeros(3, dtype=F64).clamp_(min=low))(lows)
+    return (out * out).sum()
+
+
+def vmap_clamp_meaning(lows):
+    return (torch.maximum(lows, torch.zeros_like(lows)) ** 2).sum()
+
+
+def vmap_clamp_fixed(lows):
+    def clamp(low):
+        x = torch.zeros(3, dtype=F64)
+        return x.clamp(min=low)
+
+    out = torch.func.vmap(clamp)(lows)
+    return (out * out).sum()
+
+
 def output_shape_broken(rows):
     out = torch.func.vmap(lambda row: torch.zeros(3, dtype=F64).add_(row))(rows)
     return (out * out).sum()
@@ -860,6 +998,12 @@ REPROS: list[Repro] = [
             Applied(
                 "errors.md", 'RECIPES["select_scatter"](t, 0, t[0] + 1)', multi_view_fixed_page
             ),
+            Applied(
+                "explain()",
+                'x = ir.RECIPES["select_scatter"](x, i, x[i] + 1)',
+                multi_view_fixed_whole,
+                {"x": "t", "i": "0"},
+            ),
         ),
     ),
     Repro(
@@ -913,6 +1057,35 @@ REPROS: list[Repro] = [
         ),
     ),
     Repro(
+        "custom-function-view",
+        "errors.md (written under no_grad)",
+        ((3,),),
+        custom_view_no_grad_broken,
+        (
+            Applied(
+                "explain()",
+                "out = MyFunction.apply(x).clone()",
+                custom_view_no_grad_fixed,
+                {"MyFunction": "Identity"},
+            ),
+            Applied("errors.md", "clone the output, then write", custom_view_no_grad_fixed),
+        ),
+    ),
+    Repro(
+        "custom-function-view",
+        "errors.md (its input written)",
+        ((3,),),
+        custom_view_input_written_broken,
+        (
+            Applied(
+                "explain()", "apply the Function after the write", custom_view_input_written_fixed
+            ),
+            Applied(
+                "errors.md", "apply the Function after the write", custom_view_input_written_fixed
+            ),
+        ),
+    ),
+    Repro(
         "backward-hook-view",
         "errors.md",
         ((2, 3),),
@@ -930,6 +1103,16 @@ REPROS: list[Repro] = [
         (
             Applied("explain()", "out = out + shortcut", add_hook_fixed),
             Applied("errors.md", "out = out + shortcut", add_hook_fixed),
+        ),
+    ),
+    Repro(
+        "backward-hook-view",
+        "errors.md (written under no_grad)",
+        ((3,),),
+        hook_no_grad_broken,
+        (
+            Applied("explain()", "x = x.clamp(max=5)", hook_no_grad_fixed),
+            Applied("errors.md", "x = x.clamp(max=5)", hook_no_grad_fixed),
         ),
     ),
     Repro(
@@ -959,6 +1142,27 @@ REPROS: list[Repro] = [
             Applied("errors.md", "return the tensor you modified", mark_dirty_fixed),
         ),
         meaning=mark_dirty_meaning,
+    ),
+    Repro(
+        "leaf",
+        "errors.md (ctx.mark_dirty)",
+        ((3,),),
+        marked_leaf_broken,
+        (
+            Applied(
+                "explain()",
+                "F.apply(x.clone())",
+                marked_leaf_fixed,
+                {"F": "DoubleMarked", "x": "a"},
+            ),
+            Applied(
+                "errors.md",
+                "DoubleInPlace.apply(a.clone())",
+                marked_leaf_fixed,
+                {"DoubleInPlace": "DoubleMarked"},
+            ),
+        ),
+        meaning=marked_leaf_meaning,
     ),
     Repro(
         "inference-tensor",
@@ -1016,6 +1220,28 @@ REPROS: list[Repro] = [
             Applied("errors.md", 'RECIPES["where"](torch.zeros(3', vmap_fixed_page),
         ),
         meaning=vmap_meaning,
+    ),
+    Repro(
+        "vmap",
+        "errors.md (a tensor index)",
+        ((2,),),
+        vmap_index_broken,
+        (
+            Applied("explain()", 'out = ir.RECIPES["where"](x, index, value)', vmap_index_fixed),
+            Applied("errors.md", "torch.tensor([0]), value)", vmap_index_fixed_page),
+        ),
+        meaning=vmap_meaning,
+    ),
+    Repro(
+        "vmap",
+        "errors.md (an op without a batching rule)",
+        ((2, 3),),
+        vmap_clamp_broken,
+        (
+            Applied("explain()", "x.clamp(min=low)", vmap_clamp_fixed),
+            Applied("errors.md", "x.clamp(min=low)", vmap_clamp_fixed),
+        ),
+        meaning=vmap_clamp_meaning,
     ),
     Repro(
         "output-shape",

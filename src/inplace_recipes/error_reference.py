@@ -87,12 +87,14 @@ ERRORS: tuple[ErrorKind, ...] = (
         r"that returns multiple views",
         "unbind, split, split_with_sizes and chunk return several views of one tensor; "
         "autograd cannot rewrite the history of one of them after an in-place write.",
-        "first = parts[0].add(1)  # out of place, or parts = [p.clone() for p in x.unbind()]",
+        'x = ir.RECIPES["select_scatter"](x, i, x[i] + 1)  # out of place on the whole tensor; '
+        "or first = parts[0].add(1) if x need not change",
     ),
     ErrorKind(
         "multi-output-view-base",
         "A view from a function that returns multiple views, after its base was modified",
-        r"is a view and its base or another view of its base has been modified inplace",
+        r"is a view and its base or another view of its base has been modified inplace\. This "
+        r"view is the output of a function that returns multiple views",
         "You took several views at once (unbind, split, chunk), then wrote in place into "
         "their base (or, under no_grad, into one of them); the others cannot be given the "
         "new history, so the next operation that records a graph on one of them fails.",
@@ -103,7 +105,8 @@ ERRORS: tuple[ErrorKind, ...] = (
         "no-grad-view",
         "A view created in no_grad mode, modified in grad mode",
         r"A view was created in no_grad mode and",
-        "The view was taken under torch.no_grad() and written with gradients on, or its "
+        "The view was taken under torch.no_grad() and written with gradients on by a write "
+        "autograd records (its base requires grad, or the value written does), or its "
         "base was written in place (in either mode) and the view then used with gradients "
         "on; autograd cannot tell whether the write should be tracked. A view taken with "
         "gradients on may be written under no_grad.",
@@ -112,24 +115,30 @@ ERRORS: tuple[ErrorKind, ...] = (
     ErrorKind(
         "custom-function-view",
         "A view returned by a custom Function",
-        r"Output \d{1,6} of (?!BackwardHookFunction(?:Backward)? )\w{1,200} is a view and is "
-        r"being modified in ?place\. This view was created inside a custom Function",
+        r"Output \d{1,6} of (?!BackwardHookFunction(?:Backward)? )\w{1,200} is a view and "
+        r"(?:is being|its base or another view of its base has been) modified in ?place\. This "
+        r"view was created inside a custom Function",
         "A torch.autograd.Function returned a view of its input (or the input itself); an "
-        "in-place write would bypass its custom backward.",
-        "out = MyFunction.apply(x).clone()  # then write into the clone",
+        "in-place write would bypass its custom backward. Written under no_grad (or its base "
+        "written), the output fails at its next use with gradients on instead.",
+        "out = MyFunction.apply(x).clone()  # then write into the clone; after a write into "
+        "x: apply the Function after the write",
     ),
     ErrorKind(
         "backward-hook-view",
         "An in-place op on the input or output of a module with a full backward hook",
         # older releases name the node BackwardHookFunctionBackward
-        r"Output \d{1,6} of BackwardHookFunction(?:Backward)? is a view and is being modified "
-        r"in ?place",
+        r"Output \d{1,6} of BackwardHookFunction(?:Backward)? is a view and "
+        r"(?:is being|its base or another view of its base has been) modified in ?place",
         "register_full_backward_hook wraps the module's inputs and outputs in a custom "
-        "Function (BackwardHookFunction) that returns them as-is; any in-place op on them "
-        "writes into that Function's output: out += shortcut on the hooked module's output, "
-        "nn.ReLU(inplace=True) as the hooked module or right after it.",
+        "Function (BackwardHookFunction) that returns them as-is; an in-place op with gradients "
+        "on, on one of them that requires grad, writes into that Function's output: out += "
+        "shortcut on the hooked module's output, nn.ReLU(inplace=True) as the hooked module or "
+        "right after it. Written under no_grad, the tensor fails at its next use with "
+        "gradients on instead.",
         "out = out + shortcut  # every in-place op on the hooked module's input or output "
-        "out of place (nn.ReLU() for nn.ReLU(inplace=True)), or hook the enclosing module",
+        "out of place (nn.ReLU() for nn.ReLU(inplace=True), x = x.clamp(max=5) for "
+        "x.clamp_(max=5) under no_grad), or hook the enclosing module",
     ),
     ErrorKind(
         "mark-dirty",
@@ -145,9 +154,10 @@ ERRORS: tuple[ErrorKind, ...] = (
         r"Inplace update to inference tensor outside InferenceMode|"
         r"A view was created in inference mode and",
         "The tensor was made under torch.inference_mode(), which gives it no version "
-        "counter, so it cannot be written in place anywhere outside inference_mode, not "
-        "even under torch.no_grad() (nor can a view taken there, by a write autograd would "
-        "record: with gradients on, into a tensor or with a value that requires grad).",
+        "counter, so it cannot be written in place anywhere outside inference_mode, not even "
+        "under torch.no_grad(), except through .data or .numpy(), which go unchecked (nor can "
+        "a view taken there be written by a write autograd would record: with gradients on, "
+        "into a tensor or with a value that requires grad).",
         "t = t.clone()  # outside inference_mode, then write into the clone; for a view "
         "made there: take the view outside inference_mode",
     ),
@@ -156,7 +166,9 @@ ERRORS: tuple[ErrorKind, ...] = (
         "In-place write into an expanded tensor",
         r"more than one element of the written-to tensor refers to a single memory location",
         "expand() and broadcasting views repeat one element with stride 0; a write would hit "
-        "the same memory several times.",
+        "the same memory several times, so most in-place ops refuse (fill_, zero_ and a write "
+        "through an index such as e[0] = 5 do not, and change every element that shares the "
+        "memory).",
         "e = x.expand(3, 4).clone()  # or out of place: e = e + 1",
     ),
     ErrorKind(
@@ -171,10 +183,13 @@ ERRORS: tuple[ErrorKind, ...] = (
     ErrorKind(
         "vmap",
         "In-place write under vmap",
-        r"vmap: inplace arithmetic",
+        r"vmap: [\w:. ]{1,200}\(self, \*extra_args\) is not possible because there exists a "
+        r"Tensor",
         "Under torch.func.vmap the tensor written to has no batch dimension but the value "
-        "has one, so the per-sample results do not fit.",
-        'out = ir.RECIPES["where"](x, index, value)  # out of place: gets the batch dimension',
+        "has one, so the per-sample results do not fit (the message names inplace arithmetic, "
+        "index_put_ for x[tensor_index] = value, or the op, such as aten::clamp_).",
+        'out = ir.RECIPES["where"](x, index, value)  # out of place: gets the batch dimension '
+        "(for an op: the op out of place, x.clamp(min=low) for x.clamp_(min=low))",
     ),
     ErrorKind(
         "output-shape",
@@ -209,7 +224,7 @@ _BY_SLUG = {kind.slug: kind for kind in ERRORS}
 # (an unbounded ``[^\]]*`` retried at each "[" of a long message is quadratic).
 _VERSION = re.compile(
     r"modified by an inplace operation: \[(?P<tensor>[^\]]{0,200}\])\]"
-    r"(?:, which is (?P<origin>output \d{1,6} of (?:torch::autograd::)?(?P<op>\w{1,200})))?, "
+    r"(?:, which is (?P<origin>output \d{1,6} of (?:torch::autograd::)?(?P<op>\w{1,200})))?,? "
     r"is at version (?P<now>\d{1,20}); expected version (?P<then>\d{1,20}) instead"
 )
 #: How torch.compile wraps the eager message (Dynamo's fake-tensor run, or a
@@ -283,13 +298,25 @@ _STEP_ADVICE = (
 )
 
 
+#: A custom Function's ``ctx.mark_dirty`` on a leaf raises the leaf error
+#: with "has been used" (the eager check says "is being used").
+_MARKED_LEAF = "a leaf Variable that requires grad has been used"
+_MARKED_LEAF_DETAIL = (
+    "A custom Function's forward marked a leaf dirty (ctx.mark_dirty): it wrote in place into "
+    "the tensor you created."
+)
+_MARKED_LEAF_FIX = (
+    "F.apply(x.clone())  # give a Function that marks its input dirty a copy, not the leaf"
+)
+
+
 def _saved_tensor_advice(op: str | None) -> tuple[str, str]:
     """What the message's ``output 0 of op`` tells, and the fix that follows from it.
 
-    The message names the op that made the tensor when backward saved an
-    output (``Tanh``), the in-place op that last wrote it when backward saved
-    an input (``Mul``, ``CopySlices``), ``AsStrided`` for a view, and nothing
-    for a leaf.
+    The message names the tensor's ``grad_fn``: the op that made it
+    (``Tanh``; also when the write ran under ``no_grad``), the in-place op
+    that last wrote it with gradients on (``Mul``, ``CopySlices``),
+    ``AsStrided`` for a view, and nothing for a leaf.
     """
     if op is None or op == "AsStrided":
         what = "a leaf" if op is None else "a view of another tensor"
@@ -336,6 +363,9 @@ def explain(error: BaseException | str) -> Explanation:
             detail, fix = _saved_tensor_advice(found["op"])
             if detail:
                 details.append(detail)
+        if known.slug == "leaf" and _MARKED_LEAF in message:
+            details.append(_MARKED_LEAF_DETAIL)
+            fix = _MARKED_LEAF_FIX
         if _COMPILE.search(message):
             details.append(
                 "torch.compile raised it while tracing your function: it is the eager error, "

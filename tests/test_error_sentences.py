@@ -26,6 +26,8 @@ leaf raises it too).
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 
@@ -38,6 +40,11 @@ def test_out_resizes_the_tensor_it_writes_with_a_warning() -> None:
     with pytest.warns(UserWarning, match="resized"):
         torch.add(torch.zeros(3), torch.ones(2, 3), out=out)
     assert out.shape == (2, 3)
+    empty = torch.empty(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an empty out= is resized without a warning
+        torch.add(torch.zeros(3), torch.ones(2, 3), out=empty)
+    assert empty.shape == (2, 3)
     with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
         torch.zeros(3).add_(torch.ones(2, 3))
 

@@ -424,6 +424,6 @@ for result in ranks:
 #   BatchNorm in a GAN discriminator.
 # - `DistributedDataParallel
 #   <https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html>`_:
-#   ``broadcast_buffers``.
+#   ``forward_sync_buffers`` (formerly ``broadcast_buffers``).
 # - :doc:`/auto_recipes/situations/plot_gan_training`: the other in-place
 #   error of GAN training.

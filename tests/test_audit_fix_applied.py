@@ -379,7 +379,51 @@ def hooked_relu_reference() -> list[Tensor]:
     return list(torch.autograd.grad(loss, [x, *lin.parameters()]))
 
 
+UNMARKED = """
+    import sys
+    import torch
+
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2); return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return 2 * grad
+
+    x = torch.linspace(-1, 1, 4, dtype=torch.float64).requires_grad_()
+    h = torch.sin(x)
+    USE
+    torch.save([x.grad], sys.argv[1])
+"""
+#: The Function's output and its doubled input used again: needs ctx.mark_dirty.
+UNMARKED_REUSED = UNMARKED.replace("USE", "y = Double.apply(h)\n    (y * y + h).sum().backward()")
+#: The name rebound to the output: the doubled input is never used again.
+UNMARKED_REBOUND = UNMARKED.replace("USE", "h = Double.apply(h)\n    (h * h + h).sum().backward()")
+
+
+def doubled_sine_reference() -> list[Tensor]:
+    """The gradient of ``4 sin(x)^2 + 2 sin(x)``, the program written out of place by hand."""
+    x = _x()
+    return [8 * x.sin() * x.cos() + 2 * x.cos()]
+
+
 CASES = [
+    Case(
+        "unmarked Function, input used again",
+        UNMARKED_REUSED,
+        doubled_sine_reference,
+        r"x\.mul_\(2\); ctx\.mark_dirty\(x\); return x  # and return it; .*",
+        "wrong gradients",
+    ),
+    Case(
+        "unmarked Function, name rebound",
+        UNMARKED_REBOUND,
+        doubled_sine_reference,
+        r"x = x\.mul\(2\); return x  # or keep the write: ctx\.mark_dirty\(\) .*",
+        "wrong gradients if reused",
+    ),
     Case("placeholder", PLACEHOLDER, placeholder_reference, r"y = y\.add\(1\); z = y"),
     Case("residual", RESIDUAL, residual_reference, r"h = h \+ x"),
     Case("setitem", SETITEM, setitem_reference, r"y = inplace_recipes\.at\(y\)\[1\]\.set\(5\.0\)"),

@@ -1,8 +1,10 @@
 """audit() on custom autograd Functions and on torch.compile'd code.
 
 A Function that writes its input and calls ``ctx.mark_dirty`` is safe (its
-gradients are right); one that does not is ``wrong gradients``, on a non-leaf
-and on a leaf that requires grad. A compiled function is audited as eager
+gradients are right); one that does not is ``wrong gradients`` when the
+tensor it wrote is used again (on a non-leaf and on a leaf that requires
+grad), and ``wrong gradients if reused`` when it is not, where the gradients
+are right. A compiled function is audited as eager
 code runs it, and the audit never fails inside Dynamo.
 """
 
@@ -86,9 +88,41 @@ def test_unmarked_write_is_wrong_gradients_and_they_are() -> None:
     report = audit(double_then_reuse, a, DoubleUnmarked.apply)
     records = report.to_records()
     assert [(r["code"], r["consequence"]) for r in records] == [("x.mul_(2)", "wrong gradients")]
-    assert records[0]["fix"].startswith("x = x.mul(2)"), records[0]
+    assert records[0]["fix"].startswith("x.mul_(2); ctx.mark_dirty(x)"), records[0]
+    assert "used again at" in records[0]["detail"], records[0]
     assert a.grad is not None
     assert not torch.equal(a.grad, known_good(a.detach().requires_grad_()))
+
+
+def double_then_rebind(a: Tensor, double: Any) -> None:
+    h = a * 1
+    h = double(h)
+    ((h * h).sum() + h[1:].sum()).backward()  # the output and a view of it: never the old h
+
+
+def test_unmarked_write_not_used_again_is_not_called_wrong_gradients_and_they_are_right() -> None:
+    a = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    report = audit(double_then_rebind, a, DoubleUnmarked.apply)
+    records = report.to_records()
+    assert [(r["code"], r["consequence"]) for r in records] == [
+        ("x.mul_(2)", "wrong gradients if reused")
+    ], records
+    assert records[0]["fix"].startswith("x = x.mul(2)"), records[0]
+    b = a.detach().requires_grad_()
+    h = 2 * (b * 1)
+    ((h * h).sum() + h[1:].sum()).backward()
+    assert a.grad is not None
+    assert torch.equal(a.grad, b.grad)
+
+
+def test_a_view_of_the_written_tensor_made_after_the_function_is_a_use_again() -> None:
+    def double_then_view(a: Tensor) -> None:
+        h = a * 1
+        y = DoubleUnmarked.apply(h)
+        (y + h[0]).sum().backward()
+
+    report = audit(double_then_view, torch.ones(3, requires_grad=True))
+    assert [r["consequence"] for r in report.to_records()] == ["wrong gradients"]
 
 
 def test_unmarked_write_into_a_leaf_is_reported() -> None:
@@ -96,9 +130,15 @@ def test_unmarked_write_into_a_leaf_is_reported() -> None:
     report = audit(DoubleUnmarked.apply, leaf)
     records = report.to_records()
     assert [(r["consequence"], r["kind"]) for r in records] == [
-        ("wrong gradients", "leaf written in a custom Function")
+        ("wrong gradients if reused", "leaf written in a custom Function")
     ], records
     assert torch.equal(leaf.detach(), torch.full((3,), 2.0))  # the leaf changed, silently
+
+    def leaf_used_again(leaf: Tensor) -> None:
+        (DoubleUnmarked.apply(leaf) + leaf * 3).sum().backward()
+
+    report = audit(leaf_used_again, torch.ones(3, requires_grad=True))
+    assert [r["consequence"] for r in report.to_records()] == ["wrong gradients"]
 
 
 def test_a_later_torch_call_inside_forward_does_not_settle_the_write_early() -> None:

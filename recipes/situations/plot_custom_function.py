@@ -155,8 +155,8 @@ assert "ExpBackward0" in fails[0]["detail"], fails[0]
 # In the silent case, where nothing saved ``h``, the audit sees a write under
 # ``no_grad`` (a custom Function's ``forward`` runs without grad) to a
 # non-leaf. When the Function returns without having marked it dirty (``h``
-# keeps its old ``grad_fn``), the audit reports it as ``wrong gradients``, at
-# the line:
+# keeps its old ``grad_fn``) and a later op uses ``h`` again, the audit
+# reports it as ``wrong gradients``, at the line, with the fix that marks it:
 
 a.grad = None
 
@@ -189,7 +189,33 @@ assert seen_modes == [False], seen_modes
 records = report.to_records()
 assert [(r["code"], r["consequence"]) for r in records] == [("x.mul_(2)", "wrong gradients")]
 assert records[0]["file"].endswith(PAGE)
-assert records[0]["fix"].startswith("x = x.mul(2)"), records[0]
+assert records[0]["fix"].startswith("x.mul_(2); ctx.mark_dirty(x)"), records[0]
+# sphinx_gallery_end_ignore
+
+# %%
+# Where nothing uses ``h`` again (the name is rebound, ``h = f(h)``), the
+# gradients are right, and the audit says so: ``wrong gradients if reused``,
+# with the out-of-place rewrite as its fix.
+
+
+def unmarked_then_rebind(a):
+    h = a * 1
+    h = DoubleInPlaceUnmarked.apply(h)
+    (h * h).sum().backward()
+
+
+b = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+rebind_report = ir.audit(unmarked_then_rebind, b)
+print(rebind_report)
+print("gradient:", b.grad)
+# sphinx_gallery_start_ignore
+rebind_records = rebind_report.to_records()
+assert [(r["code"], r["consequence"]) for r in rebind_records] == [
+    ("x.mul_(2)", "wrong gradients if reused")
+], rebind_records
+assert rebind_records[0]["fix"].startswith("x = x.mul(2)"), rebind_records[0]
+# (2a)^2 = 4a^2: the gradient 8a is right
+assert torch.equal(b.grad, 8 * b.detach())
 # sphinx_gallery_end_ignore
 
 # %%
@@ -197,8 +223,9 @@ assert records[0]["fix"].startswith("x = x.mul(2)"), records[0]
 # tensor's ``grad_fn`` is the Function's node: autograd sees the write, and
 # the audit counts it as safe (its gradients are right: 8, above). The
 # unmarked Function writing into a leaf that requires grad, which autograd
-# refuses from other code outside ``torch.no_grad()``, is ``wrong gradients``: the leaf's value
-# changes under its gradient.
+# refuses from other code outside ``torch.no_grad()``, changes the leaf's value
+# unseen: here nothing uses the leaf again, so it is ``wrong gradients if
+# reused``.
 
 marked_report = ir.audit(
     unmarked_then_reuse, torch.ones(3, requires_grad=True), DoubleInPlace.apply
@@ -213,7 +240,7 @@ assert marked_records[0]["kind"] == "marked dirty in a custom Function", marked_
 assert marked_report.error is None, marked_report.error
 leaf_records = leaf_report.to_records()
 assert [(r["code"], r["consequence"], r["kind"]) for r in leaf_records] == [
-    ("x.mul_(2)", "wrong gradients", "leaf written in a custom Function")
+    ("x.mul_(2)", "wrong gradients if reused", "leaf written in a custom Function")
 ], leaf_records
 assert leaf_records[0]["file"].endswith(PAGE)
 # sphinx_gallery_end_ignore
@@ -258,10 +285,11 @@ assert str(error).startswith(
 # The fix, checked
 # ----------------
 #
-# Mark every input you write, and return it. Or write out of place and
-# rebind the name: ``h = DoubleOutOfPlace.apply(h)``. Both give the
-# gradients of the program written out of place by hand, ``h = 2 * h``, the
-# known-good version; the unmarked Function does not:
+# Mark every input you write, and return it: this fixes the silent case (if
+# an earlier op saved the input, as ``exp`` above, backward still fails). Or
+# write out of place and rebind the name: ``h = DoubleOutOfPlace.apply(h)``.
+# Both give the gradients of the program written out of place by hand,
+# ``h = 2 * h``, the known-good version; the unmarked Function does not:
 
 
 class DoubleOutOfPlace(torch.autograd.Function):
@@ -308,6 +336,16 @@ for program in (by_hand, marked, out_of_place, unmarked):
 assert torch.allclose(gradient(marked), reference)
 assert torch.allclose(gradient(out_of_place), reference)
 assert not torch.allclose(gradient(unmarked), reference)
+# marking does not rescue an input an earlier op saved: backward still fails
+c = torch.ones(3, requires_grad=True)
+h = c.exp()
+error = None
+try:
+    (DoubleInPlace.apply(h) + h).sum().backward()
+except RuntimeError as exc:
+    error = exc
+assert error is not None, "mark_dirty after exp ran"
+assert "modified by an inplace operation" in str(error), error
 # sphinx_gallery_end_ignore
 
 # %%

@@ -4,15 +4,16 @@ BatchNorm under ``DistributedDataParallel``: two forward passes, one backward
 
 A GAN discriminator sees the fake batch and the real batch in two forward
 passes, then one ``backward()``. Wrapped in ``DistributedDataParallel`` with
-``broadcast_buffers=True`` (the default), each forward first copies rank 0's
+its default buffer sync (``forward_sync_buffers=True`` in torch 2.13, formerly
+``broadcast_buffers=True``, a name 2.13 deprecates), each forward first copies rank 0's
 buffers, BatchNorm's running statistics among them, into every rank's module
 in place, rank 0's own included. BatchNorm saves those buffers for backward,
 so the second forward's copy can make backward fail with "... is at version
 N; expected version N-1". Users reported it in
 `pytorch/pytorch#22095 <https://github.com/pytorch/pytorch/issues/22095>`_
-(2019, since closed) and, for torch 2.6 and later,
-`pytorch/pytorch#175024 <https://github.com/pytorch/pytorch/issues/175024>`_,
-whose reporter found it working in 2.5. This page runs it on a real
+(2019, since closed) and again in
+`pytorch/pytorch#175024 <https://github.com/pytorch/pytorch/issues/175024>`_.
+This page runs it on a real
 two-process ``gloo`` group on this machine, with the pinned torch, and shows
 what happens: in torch 2.13 it does not fail.
 """
@@ -111,13 +112,13 @@ assert "_unsafe_preserve_version_counter" in sync_source
 #
 # Each rank runs the script below, as ``torchrun`` would start it: a
 # discriminator with BatchNorm in DDP, two forward passes, one backward, once
-# with ``broadcast_buffers=True`` and once with ``False``. The page starts the
+# with ``forward_sync_buffers=True`` and once with ``False``. The page starts the
 # two processes itself, on ``127.0.0.1`` only, and waits at most four
 # minutes.
 
 WORKER = textwrap.dedent(
     """
-    import datetime, json, os, sys
+    import datetime, json, os, sys, warnings
     import torch, torch.distributed as dist
     from torch import nn
     import inplace_recipes as ir
@@ -129,10 +130,22 @@ WORKER = textwrap.dedent(
         rank=rank, world_size=2, timeout=datetime.timedelta(seconds=120),
     )
 
-    def step(broadcast_buffers):
+    DDP = nn.parallel.DistributedDataParallel
+    warned = []  # FutureWarnings of the DDP constructor, as each call passed it
+
+    def wrap(D, **sync):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ddp = DDP(D, **sync)
+        warned.extend(
+            [str(sync), str(w.message)] for w in caught if w.category is FutureWarning
+        )
+        return ddp
+
+    def step(sync):
         torch.manual_seed(0)
         D = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 1))
-        ddp = nn.parallel.DistributedDataParallel(D, broadcast_buffers=broadcast_buffers)
+        ddp = wrap(D, forward_sync_buffers=sync)
         torch.manual_seed(100 + rank)
         fake, real = torch.randn(16, 4), torch.randn(16, 4)
         loss = ddp(fake).mean()  # first forward
@@ -158,27 +171,53 @@ WORKER = textwrap.dedent(
                         self.seen.add(f"{func.overloadpacket.__name__} into {name}")
             return func(*args, **(kwargs or {}))
 
-    def second_forward_writes(broadcast_buffers):
+    changed = {}  # whether the running mean changed in the second forward
+
+    def second_forward_writes(sync):
         torch.manual_seed(0)
         D = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 1))
-        ddp = nn.parallel.DistributedDataParallel(D, broadcast_buffers=broadcast_buffers)
+        ddp = wrap(D, forward_sync_buffers=sync)
         bn = D[1]
         names = {b.untyped_storage().data_ptr(): n for n, b in bn.named_buffers()}
         x = torch.randn(16, 4)
         ddp(x)
+        before = bn.running_mean.clone()
         with BufferWrites(names) as mode:
-            ddp(x)
+            ddp(torch.randn(16, 4))
+        changed[str(sync)] = not torch.equal(before, bn.running_mean)
         return sorted(mode.seen)
 
     result = {"writes": {str(b): second_forward_writes(b) for b in (True, False)}}
-    for broadcast_buffers in (True, False):
+    result["changed"] = changed
+    for sync in (True, False):
         try:
-            result[str(broadcast_buffers)] = {"grads": step(broadcast_buffers), "error": None}
+            result[str(sync)] = {"grads": step(sync), "error": None}
         except RuntimeError as exc:
-            result[str(broadcast_buffers)] = {"grads": None, "error": str(exc)}
+            result[str(sync)] = {"grads": None, "error": str(exc)}
     report = ir.audit(step, True)
     result["audit"] = {
         "records": report.to_records(), "text": str(report), "error": repr(report.error)
+    }
+    result["warned"] = list(warned)
+    # the default, and the deprecated name
+    result["default"] = wrap(nn.Linear(2, 2)).forward_sync_buffers
+    del warned[:]
+    wrap(nn.Linear(2, 2), broadcast_buffers=False)
+    result["deprecated"] = list(warned)
+
+    # the broadcast of a torch before #175851: the same calls, version counters bumped
+    def old_sync_buffers(self):
+        with torch.no_grad():
+            self._assign_modules_buffers()
+            self._sync_module_buffers(0)
+
+    new_sync_buffers, DDP._sync_buffers = DDP._sync_buffers, old_sync_buffers
+    try:
+        report = ir.audit(step, True)
+    finally:
+        DDP._sync_buffers = new_sync_buffers
+    result["old"] = {
+        "records": report.to_records(), "text": str(report), "error": str(report.error)
     }
     dist.destroy_process_group()
     with open(out, "w") as f:
@@ -230,7 +269,7 @@ print(f"two ranks finished in {time.monotonic() - started:.0f} s")
 for rank, result in enumerate(ranks):
     for flag in ("True", "False"):
         outcome = result[flag]["error"] or "backward ran"
-        print(f"rank {rank}, broadcast_buffers={flag}: {outcome}")
+        print(f"rank {rank}, forward_sync_buffers={flag}: {outcome}")
 # sphinx_gallery_start_ignore
 for result in ranks:
     assert result["True"]["error"] is None, result["True"]["error"]
@@ -238,15 +277,41 @@ for result in ranks:
 # sphinx_gallery_end_ignore
 
 # %%
+# ``forward_sync_buffers`` defaults to ``True``; passing it gives no warning,
+# while the older name ``broadcast_buffers`` gives a ``FutureWarning``:
+
+print("default:", ranks[0]["default"])
+print("forward_sync_buffers warnings:", ranks[0]["warned"])
+print("broadcast_buffers=False:", ranks[0]["deprecated"][0][1].split(". ")[0])
+# sphinx_gallery_start_ignore
+for result in ranks:
+    assert result["default"] is True, result["default"]
+    assert result["warned"] == [], result["warned"]
+    (deprecated,) = result["deprecated"]
+    assert deprecated[1].startswith("`broadcast_buffers` is deprecated."), deprecated
+# sphinx_gallery_end_ignore
+
+# %%
 # The broadcast writes in place on every rank, rank 0 (the source) too: each
-# rank recorded the ops that wrote into BatchNorm's buffers during its second
-# forward.
+# rank recorded, during its second forward, the ops whose schema marks a
+# write into one of BatchNorm's buffers. BatchNorm's own update of
+# ``running_mean`` and ``running_var`` is not among them: it changes them
+# (``changed`` below), but ``native_batch_norm``'s schema does not mark that
+# write.
 
 for rank, result in enumerate(ranks):
     for flag in ("True", "False"):
         writes = ", ".join(result["writes"][flag]) or "none"
-        print(f"rank {rank}, broadcast_buffers={flag}: in-place writes: {writes}")
+        print(f"rank {rank}, forward_sync_buffers={flag}: in-place writes: {writes}")
+    print(f"rank {rank}: running_mean changed: {result['changed']}")
 # sphinx_gallery_start_ignore
+schema = torch.ops.aten.native_batch_norm.default._schema
+marked = {a.name: a.alias_info is not None for a in schema.arguments}
+assert marked["running_mean"] is False, marked
+assert marked["running_var"] is False, marked
+for result in ranks:
+    assert result["changed"] == {"True": True, "False": True}, result["changed"]
+    assert not any(w.startswith("native_batch_norm") for w in result["writes"]["False"])
 for result in ranks:  # rank 0 included
     assert "copy_ into running_mean" in result["writes"]["True"], result["writes"]
     assert "copy_ into running_var" in result["writes"]["True"], result["writes"]
@@ -272,7 +337,7 @@ for rank, result in enumerate(ranks):
     for flag in ("True", "False"):
         grads = [torch.tensor(g) for g in result[flag]["grads"]]
         match = all(torch.allclose(g, e, atol=1e-6) for g, e in zip(grads, expected, strict=True))
-        print(f"rank {rank}, broadcast_buffers={flag}: gradients match: {match}")
+        print(f"rank {rank}, forward_sync_buffers={flag}: gradients match: {match}")
         # sphinx_gallery_start_ignore
         assert match
         # sphinx_gallery_end_ignore
@@ -288,15 +353,17 @@ for rank, result in enumerate(ranks):
 records = ranks[1]["audit"]["records"]
 print(ranks[1]["audit"]["text"])
 # sphinx_gallery_start_ignore
-harmful = [r for r in records if r["consequence"] != "safe"]
-assert harmful == [], harmful
-assert all(r["file"].endswith("worker.py") for r in records), records
+for result in ranks:
+    assert result["audit"]["records"] == [], result["audit"]["records"]
+    assert result["audit"]["text"].startswith("No in-place writes on tensors of an autograd")
 assert ranks[1]["audit"]["error"] == "None"
 # sphinx_gallery_end_ignore
 
 # %%
-# The audit reports no harmful write in the step, in agreement with what
-# happened: backward ran, and the gradients are right. They are right because
+# The audit sees no write here at all, though the broadcast's ``copy_``
+# writes the running statistics that BatchNorm saved: DDP's broadcast runs in
+# C++, out of the audit's reach, and BatchNorm's own update of them moves no
+# version counter. Backward ran, and the gradients are right, because
 # BatchNorm's backward in training mode does not read the running statistics
 # it saved; overwrite them with nonsense, hidden from the version counter as
 # DDP hides its copy, and the gradient does not move:
@@ -317,16 +384,32 @@ assert same
 # sphinx_gallery_end_ignore
 
 # %%
-# On a torch where the broadcast's copy bumps the version counters (2.6 and
-# later before that change, by `#175024
+# On a torch before #175851, where the broadcast's copy bumps the version
+# counters (as users report in `#22095
+# <https://github.com/pytorch/pytorch/issues/22095>`_, `#65907
+# <https://github.com/pytorch/pytorch/issues/65907>`_, `#110363
+# <https://github.com/pytorch/pytorch/issues/110363>`_ and `#175024
 # <https://github.com/pytorch/pytorch/issues/175024>`_), it is the error of
-# the one-process repro at the top of this page, and the audit points at it
-# the same way.
-#
+# the one-process repro at the top of this page. Each rank ran the step once
+# more with that broadcast (``_sync_buffers`` without
+# ``_unsafe_preserve_version_counter``): the audit does not see the copy,
+# made inside DDP's C++ broadcast, so it reports the error but no line.
+
+print(ranks[1]["old"]["text"])
+# sphinx_gallery_start_ignore
+for result in ranks:
+    assert result["old"]["records"] == [], result["old"]["records"]
+    assert "is at version" in result["old"]["error"], result["old"]["error"]
+    assert result["old"]["text"].startswith("No in-place writes on tensors of an autograd")
+# sphinx_gallery_end_ignore
+
+# %%
 # The fix, on those releases
 # --------------------------
 #
-# - ``broadcast_buffers=False``: the same gradients, as checked above.
+# - ``forward_sync_buffers=False`` (``broadcast_buffers=False`` on a torch
+#   without it; 2.13 deprecates that name): the same gradients, as checked
+#   above, without a warning.
 # - `nn.SyncBatchNorm <https://pytorch.org/docs/stable/generated/torch.nn.SyncBatchNorm.html>`_
 #   instead of BatchNorm, the usual choice for BatchNorm under DDP.
 # - Upgrade: torch 2.13 runs the original code, as this page shows.
@@ -341,6 +424,6 @@ assert same
 #   BatchNorm in a GAN discriminator.
 # - `DistributedDataParallel
 #   <https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html>`_:
-#   ``broadcast_buffers``.
+#   ``forward_sync_buffers`` (formerly ``broadcast_buffers``).
 # - :doc:`/auto_recipes/situations/plot_gan_training`: the other in-place
 #   error of GAN training.

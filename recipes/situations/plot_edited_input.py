@@ -6,9 +6,10 @@ Changing a tensor after a layer has used it
 ``grad_output.T @ input``. Change that input in place before ``backward()``
 (reuse a preallocated batch buffer, normalise the batch in place, clamp an
 adversarial example) and backward fails, or, on a leaf that requires grad
-(an input you want the gradient to), the write itself fails; under
-``torch.compile`` with inductor, neither may happen and the gradient is
-silently wrong. Users meet all three; see the PyTorch forum thread
+(an input you want the gradient to), the write itself fails. Under
+``torch.compile`` with inductor, the first may not happen and the gradient
+is silently wrong (pytorch/pytorch#197887); the second still does. For the
+leaf error, see the PyTorch forum thread
 `Leaf variable was used in an inplace operation
 <https://discuss.pytorch.org/t/leaf-variable-was-used-in-an-inplace-operation/308>`_.
 """
@@ -19,8 +20,10 @@ silently wrong. Users meet all three; see the PyTorch forum thread
 #
 # Gradient accumulation with a preallocated input buffer: copy micro-batch
 # one in, forward, copy micro-batch two into the same buffer, forward, then
-# one backward for both. Every in-place op bumps the tensor's version
-# counter, which is what backward checks:
+# one backward for both. An in-place op on the tensor bumps its version
+# counter, which is what backward checks (a write through ``.data``, or
+# inside some kernels, such as BatchNorm's update of its running statistics,
+# does not):
 #
 # >>> buffer = torch.zeros(2)
 # >>> buffer._version
@@ -40,6 +43,32 @@ import inplace_recipes as ir
 # sphinx_gallery_start_ignore
 SOURCE = Path(inspect.currentframe().f_code.co_filename)  # this script, for the checks
 PAGE = SOURCE.name
+# writes that bump no version counter: through .data, and BatchNorm's running mean
+probe = torch.zeros(3, requires_grad=True)
+probe.data.add_(1)
+assert probe._version == 0, probe._version
+probe_bn = nn.BatchNorm1d(3)
+probe_version = probe_bn.running_mean._version
+probe_bn(torch.randn(4, 3))
+assert probe_bn.running_mean._version == probe_version, probe_bn.running_mean._version
+assert not torch.equal(probe_bn.running_mean, torch.zeros(3))
+
+
+# the leaf write still fails under torch.compile with inductor (Dynamo raises while tracing)
+def probe_leaf_write(x):
+    x[:, 0] = 0
+    return x.sum()
+
+
+torch._dynamo.reset()
+probe_error = None
+try:
+    torch.compile(probe_leaf_write, backend="inductor")(torch.rand(2, 3, requires_grad=True))
+except Exception as exc:  # noqa: BLE001 - Dynamo's TorchRuntimeError wraps autograd's
+    probe_error = exc
+assert probe_error is not None, "the leaf write ran under inductor"
+assert "leaf Variable that requires grad" in str(probe_error), probe_error
+torch._dynamo.reset()
 # sphinx_gallery_end_ignore
 
 torch.manual_seed(0)
@@ -224,7 +253,9 @@ assert (
 # sphinx_gallery_end_ignore
 
 # %%
-# Only a leaf, or a view of one, refuses the write. An input that requires grad but was computed
+# A leaf, or a view of one, refuses the write (as do some other views: one
+# from a multi-output op such as ``unbind``, one made under ``no_grad``, or
+# a custom Function's output). An input that requires grad but was computed
 # (a normalised image, ``raw * 1``) is a non-leaf: the write succeeds,
 # autograd records it, and the gradient to the raw input is zero at the
 # hidden feature, as for the recipes below:
@@ -236,6 +267,19 @@ print("non-leaf: the write worked; gradient to the hidden feature:", raw.grad[:,
 # sphinx_gallery_start_ignore
 assert not normalised.is_leaf
 assert torch.all(raw.grad[:, 0] == 0)
+refused = []
+for make in (
+    lambda n: n.unbind(1)[0],
+    lambda n: torch.no_grad()(lambda: n[:, 0])(),
+):
+    try:
+        make(raw * 1).zero_()
+    except RuntimeError as exc:
+        refused.append(str(exc).split(" is ")[0])
+assert refused == [
+    "Output 0 of Unbind",
+    "A view was created in no_grad mode and",
+], refused
 keep = torch.ones(4, 3)
 keep[:, 0] = 0
 assert torch.allclose(raw.grad, torch.autograd.grad(model(raw * keep).pow(2).sum(), raw)[0])

@@ -194,7 +194,8 @@ assert all(torch.equal(a, b) for a, b in zip(D.parameters(), D_ref.parameters(),
 # %%
 # The other fix, every backward before any step, gives the generator the
 # gradient through the *old* D, as the failing code meant. ``backward(inputs=...)``
-# keeps the generator's loss out of D's gradients:
+# skips computing D's gradients for the generator's loss (here
+# ``opt_d.zero_grad()`` would clear them anyway, before D's own backward):
 
 
 def backward_first_step(G, D, opt_g, opt_d):
@@ -221,6 +222,22 @@ print("generator gradients through the old D match:", match)
 assert match
 # D took the same step as the reference D, which never saw the generator's loss
 assert all(torch.allclose(a, b) for a, b in zip(D.parameters(), D_ref.parameters(), strict=True))
+# inputs= computes no gradient for D ...
+G_in, D_in = make_gan()
+bce(D_in(G_in(noise)), ones).backward(inputs=list(G_in.parameters()))
+assert all(p.grad is None for p in D_in.parameters())
+assert all(p.grad is not None for p in G_in.parameters())
+# ... and without it the step is the same: opt_d.zero_grad() clears what it would have added
+G_all, D_all = make_gan()
+opt_g_all, opt_d_all = optimizers(G_all, D_all)
+fake_all = G_all(noise)
+opt_g_all.zero_grad()
+bce(D_all(fake_all), ones).backward()
+assert all(p.grad is not None for p in D_all.parameters())
+opt_d_all.zero_grad()
+(bce(D_all(real), ones) + bce(D_all(fake_all.detach()), zeros)).backward()
+opt_d_all.step()
+assert all(torch.equal(a, b) for a, b in zip(D_all.parameters(), D.parameters(), strict=True))
 # sphinx_gallery_end_ignore
 
 # %%

@@ -6,7 +6,9 @@ ResNet-style blocks save memory with ``nn.ReLU(inplace=True)`` and
 ``out += shortcut``. In torchvision's order those writes are safe; move the
 ReLU before the addition and backward fails; register a full backward hook
 (Grad-CAM, attribution and second-order optimizers do) on a module whose
-input or output is then written in place and the *forward* fails. This page
+output is then written in place (or whose input the module itself writes, as
+an in-place ReLU does) and the *forward* fails; write its input in place
+after the call and backward fails. This page
 runs each case, lets
 :func:`~inplace_recipes.auditing.audit` point at the line, and checks that the
 out-of-place block gives the same gradients. Users report it in
@@ -220,6 +222,22 @@ for name in ("conv1", "conv2", "block"):
 # bn1 is followed by the in-place ReLU, which writes its hooked output
 assert runs(hooked_block("bn1")) == "Output 0 of BackwardHookFunction"
 assert runs(hooked_block("bn1", inplace=False)) == "runs"
+# the input written after the call: the forward runs, backward fails
+probe = nn.Linear(3, 3)
+probe.register_full_backward_hook(lambda module, grad_in, grad_out: None)
+probe_h = torch.randn(2, 3, requires_grad=True) * 1
+probe_y = probe(probe_h)
+probe_h.add_(1)  # no error here
+probe_error = None
+try:
+    probe_y.sum().backward()
+except RuntimeError as exc:
+    probe_error = exc
+assert probe_error is not None, "backward ran after the hooked input was written"
+assert str(probe_error).startswith(
+    "Output 0 of BackwardHookFunction is a view and its base or another view of its base "
+    "has been modified inplace"
+), probe_error
 # sphinx_gallery_end_ignore
 
 # %%

@@ -2,11 +2,14 @@
 In-place writes under ``torch.compile``
 =======================================
 
-``torch.compile`` traces your function and *functionalizes* it: every
+``torch.compile`` with an AOTAutograd backend (inductor, the default, or
+``aot_eager``) traces your function and *functionalizes* it: every
 in-place write becomes an out-of-place op (``y[0] = 0`` becomes
 ``select_scatter``), so the compiled graph is the same kind of program the
 recipes on this site write by hand. That does not make autograd's in-place
 errors go away: they come at compile time, wrapped in Dynamo's exceptions.
+(With ``backend="eager"`` nothing is functionalized: Dynamo's graph keeps
+the write, and the error comes at ``backward()``, as in eager code.)
 And one of them is lost: editing an input of a compiled matrix product
 before ``backward()`` gives a silently wrong gradient in torch 2.13
 (`pytorch/pytorch#197887 <https://github.com/pytorch/pytorch/issues/197887>`_).
@@ -69,6 +72,30 @@ assert type(compile_error).__name__ == "BackendCompilerFailed", type(compile_err
 assert "modified by an inplace operation" in str(compile_error)
 assert "which is output 0 of Exp" in str(compile_error), str(compile_error)
 assert "which is output 0 of Exp" in str(eager_error)
+# backend="eager": no functionalization, the graph keeps the setitem, the error comes at backward
+import operator
+
+eager_graphs = []
+
+
+def keep_graph(graph_module, example_inputs):  # what backend="eager" does, recording the graph
+    eager_graphs.append(graph_module)
+    return graph_module.forward
+
+
+for backend in ("eager", keep_graph):
+    torch._dynamo.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        eager_out = torch.compile(exp_then_write, backend=backend)(x)  # the call runs
+    eager_backend_error = None
+    try:
+        eager_out.sum().backward()
+    except RuntimeError as exc:
+        eager_backend_error = exc
+    assert "modified by an inplace operation" in str(eager_backend_error), backend
+assert operator.setitem in [n.target for n in eager_graphs[0].graph.nodes], eager_graphs
+torch._dynamo.reset()
 # sphinx_gallery_end_ignore
 
 # %%
@@ -189,8 +216,9 @@ assert ir.compare_gradients(x * 2, 0, 0.0, ["select_scatter"]).ok
 # sphinx_gallery_end_ignore
 
 # %%
-# The audit of the compiled in-place version finds both writes, at their
-# lines, and none harmful:
+# The audit of the compiled in-place version finds the writes of both lines
+# (``y[1:] *= 2`` is two: ``*=`` into the slice, then a setitem that stores it
+# back), and none harmful:
 
 torch._dynamo.reset()
 compiled = torch.compile(write_in_place, backend="aot_eager")
@@ -203,6 +231,12 @@ print(report)
 assert report.error is None, repr(report.error)
 assert report.ok, report.to_records()
 assert {r["code"] for r in report.to_records()} == {"y[0] = 0.0", "y[1:] *= 2"}, report.to_records()
+ops_by_line = {}
+for finding in report:
+    ops_by_line.setdefault(finding.code, set()).add(finding.op)
+assert ops_by_line == {"y[0] = 0.0": {"x[...] = v"}, "y[1:] *= 2": {"x *= ...", "x[...] = v"}}, (
+    ops_by_line
+)
 # sphinx_gallery_end_ignore
 
 # %%
@@ -304,6 +338,9 @@ assert results["inductor"][1] == {
 # with the compiler off (``torch.compiler.set_stance("force_eager")``), where
 # autograd's own check works, or audit it: the audit runs the compiled call's
 # ops eagerly, so it reports the edit of ``x`` though inductor would not fail.
+# The audit leaves a function compiled under it graph-broken (its ops run
+# eagerly) for the rest of the process: call ``torch._dynamo.reset()`` after
+# it.
 
 
 def edit_after_compiled_forward():
@@ -324,6 +361,15 @@ assert [r["code"] for r in fails] == ["x.add_(1.0)  # edited after the forward, 
     report.to_records()
 )
 assert type(report.error) is RuntimeError, repr(report.error)
+# after the audit, matmul compiled again runs eagerly until torch._dynamo.reset()
+probe_x, probe_w = torch.randn(4, 3, requires_grad=True) * 1, torch.randn(3, 2, requires_grad=True)
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", "The .grad attribute of a Tensor that is not a leaf")
+    after_audit = torch.compile(matmul)(probe_x, probe_w).grad_fn.name()
+    torch._dynamo.reset()
+    after_reset = torch.compile(matmul)(probe_x, probe_w).grad_fn.name()
+assert after_audit == "MmBackward0", after_audit
+assert after_reset == "CompiledFunctionBackward", after_reset
 # sphinx_gallery_end_ignore
 #
 # Learn more

@@ -8,6 +8,10 @@ graph: one that requires grad, a view or a ``.data``/``detach()`` alias of
 one, or a tensor autograd saved for backward. The report has one row per
 source line that needs a fix, with its count, what backward does about it
 and the line that removes it; harmless writes are summed up in one line.
+It sees only the torch calls made from Python: a write made inside C++
+(``DistributedDataParallel``'s buffer broadcast) or one that moves no
+version counter (BatchNorm's own update of its running statistics) is not
+in the report.
 
 >>> import torch
 >>> x = torch.ones(3, requires_grad=True)

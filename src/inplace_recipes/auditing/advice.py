@@ -68,6 +68,9 @@ def label(name: str, kwargs: dict[str, Any], module: Any, code: str = "") -> str
 
 def fix_for(write: Write) -> str:
     """One line that removes ``write``'s harm, written for the user's line."""
+    marked = _mark_dirty(write)
+    if marked is not None:
+        return marked
     fix = _fix_for(write)
     if write.in_function and write.kind == "non-leaf under no_grad":
         fix += "  # or keep the write: ctx.mark_dirty() the tensor and return it"
@@ -91,7 +94,7 @@ def _fix_for(write: Write) -> str:
         call = _call(code, name)
         edit = f"{call[0]}.{name}({call[1]})" if call else f"{_target(code, name)}.{name}(...)"
         return f"with torch.no_grad(): {edit}  # not .data; {_moved(write)}"
-    if write.parameter:  # a leaf written under no_grad: a Parameter cannot be reassigned
+    if write.parameter and not write.in_function:  # a Parameter cannot be reassigned
         return f"keep this write under torch.no_grad(), and {_moved(write)}"
     if write.kind == "non-leaf under no_grad" and not write.in_function:
         return "compute it out of place outside no_grad, or on a .clone()"
@@ -127,6 +130,29 @@ def _fix_for(write: Write) -> str:
     return f"run this line after the last backward that needs the old values, or pass a .clone(){saved_at}"
 
 
+def _mark_dirty(write: Write) -> str | None:
+    """The line with ``ctx.mark_dirty(x)`` after the write, for an unmarked write used again.
+
+    Writing out of place instead would change what the later use reads; marking
+    the write keeps the values and gives them their history. A leaf cannot be
+    marked (autograd refuses an in-place write into it).
+    """
+    if not (write.context and write.consequence == "wrong gradients"):
+        return None
+    if write.kind != "non-leaf under no_grad":
+        return None
+    statements = _statements(_code(write))
+    for n, statement in enumerate(statements):
+        call = _call(statement, write.name)
+        if call is not None:
+            statements.insert(n + 1, f"{write.context}.mark_dirty({call[0]})")
+            return "; ".join(statements) + (
+                "  # and return it; or write out of place and rebind the name where "
+                "the Function is called (h = f(h))"
+            )
+    return None
+
+
 def _code(write: Write) -> str:
     return linecache.getline(write.file, write.line).split("#")[0].strip()
 
@@ -154,15 +180,46 @@ def _call(code: str, name: str) -> tuple[str, str, int, int] | None:
 def _rewrite_call(code: str, name: str, same_source: bool) -> str | None:
     """The line with ``target.name(args)`` taken out of place, under the line's own names.
 
-    ``y.add_(1)`` gives ``y = y.add(1)``; ``z = y.add_(1)`` gives ``y = y.add(1); z = y``.
+    ``y.add_(1)`` gives ``y = y.add(1)``; ``z = y.add_(1)`` gives ``y = y.add(1); z = y``;
+    the line's other statements stay as they are.
+
+    >>> _rewrite_call("x.mul_(2); return x", "mul_", False)
+    'x = x.mul(2); return x'
     """
-    call = _call(code, name)
-    if call is None:
-        return None
-    target, arguments, start, end = call
-    assignment = f"{target} = {out_of_place(name, target, arguments, same_source)}"
-    rest = code[:start] + target + code[end:]
-    return assignment if rest.strip() == target else f"{assignment}; {rest}"
+    statements = _statements(code)
+    for n, statement in enumerate(statements):
+        call = _call(statement, name)
+        if call is None:
+            continue
+        target, arguments, start, end = call
+        assignment = f"{target} = {out_of_place(name, target, arguments, same_source)}"
+        rest = (statement[:start] + target + statement[end:]).strip()
+        statements[n] = assignment if rest == target else f"{assignment}; {rest}"
+        return "; ".join(statements)
+    return None
+
+
+def _statements(code: str) -> list[str]:
+    """The ``;``-separated statements of one line (a ``;`` in brackets or quotes stays).
+
+    >>> _statements("x.mul_(2); return x")
+    ['x.mul_(2)', 'return x']
+    """
+    parts, depth, quote, start = [], 0, "", 0
+    for n, char in enumerate(code):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == ";" and depth == 0:
+            parts.append(code[start:n].strip())
+            start = n + 1
+    parts.append(code[start:].strip())
+    return [part for part in parts if part]
 
 
 def out_of_place(name: str, target: str, arguments: str, same_source: bool = False) -> str:

@@ -17,8 +17,10 @@ see what the compiled graph itself saves or checks.
 
 A write in a custom ``autograd.Function``'s ``forward`` is judged when the
 Function returns: one it marked with ``ctx.mark_dirty`` (the tensor's
-``grad_fn`` is now the Function's node) is safe; an unmarked one is
-``"wrong gradients"``, on a leaf too.
+``grad_fn`` is now the Function's node) is safe. An unmarked one leaves the
+written tensor with its old history: it is ``"wrong gradients"`` once a later
+op with grad uses that tensor (not the Function's output), on a leaf too, and
+``"wrong gradients if reused"`` while nothing does (``h = f(h)``).
 
 >>> import torch
 >>> x = torch.ones(2, requires_grad=True)
@@ -177,6 +179,7 @@ class Recorder:
         self.backward_at: tuple[str, int] | None = None
         self.tracked = 0
         self.pending: list[_Pending] = []  # writes in a custom Function's forward: marked dirty?
+        self.stale: list[_Pending] = []  # unmarked ones: is the written tensor used again?
         # Per autograd node type, the attributes that may hold a saved tensor:
         # kept by this audit only, so nothing outlives it.
         self.saved_names: dict[type, tuple[str, ...]] = {}
@@ -215,6 +218,8 @@ class Recorder:
         name = _name(func)
         before = _versions(args, kwargs)
         grad_enabled = torch.is_grad_enabled()
+        if self.stale and grad_enabled and not _returning(name):
+            self._reused(before)
         try:
             out = func(*args, **kwargs)
         except RuntimeError as exc:
@@ -436,6 +441,7 @@ class Recorder:
                 cwd=self.cwd,
                 same_source=name == "copy_" and _same_source(t, args),
                 in_function=in_function,
+                context=_context(user) if in_function else "",
             )
         )
         if in_function and consequence == "wrong gradients" and user is not None:
@@ -451,7 +457,8 @@ class Recorder:
         keep = []
         for pending in self.pending:
             t = pending.tensor()
-            if t is None:
+            if t is None:  # gone: nothing can use it again
+                self._unmarked(pending)
                 continue
             node: Any = t.grad_fn
             if node is not pending.grad_fn and isinstance(
@@ -461,6 +468,7 @@ class Recorder:
                 write.kind, write.consequence = "marked dirty in a custom Function", "safe"
                 write.detail = "ctx.mark_dirty: autograd sees this write"
                 continue
+            function_returned = True
             if not final:
                 if stack is None:
                     stack = set()
@@ -470,7 +478,52 @@ class Recorder:
                         frame = frame.f_back
                 if id(pending.frame) in stack:
                     keep.append(pending)  # its forward has not returned yet
+                    function_returned = False
+            if function_returned:
+                self._unmarked(pending)
         self.pending = keep
+
+    def _unmarked(self, pending: _Pending) -> None:
+        """A Function returned without marking its write: wrong only once the tensor is used again."""
+        write = pending.write
+        if write.kind not in _UNMARKED:
+            return  # a .data write into a saved tensor: wrong whatever follows
+        write.consequence = "wrong gradients if reused"
+        write.detail = (
+            "not marked with ctx.mark_dirty: autograd does not see this write, and the "
+            "tensor written keeps its old history; nothing used it again"
+        )
+        self.stale.append(pending)
+
+    def _reused(self, arguments: list[tuple[Tensor, int]]) -> None:
+        """Upgrade the unmarked writes whose written tensor a call with grad uses again."""
+        if torch._C._current_graph_task_id() != -1:
+            return  # inside a backward
+        keep = []
+        for pending in self.stale:
+            t = pending.tensor()
+            if t is None:
+                continue
+            used = next(
+                (a for a, _ in arguments if a.requires_grad and _stale(a, t, pending)), None
+            )
+            if used is None:
+                keep.append(pending)
+                continue
+            user, _ = _frames()
+            write = pending.write
+            write.consequence = "wrong gradients"
+            where = (
+                f" at {user_path(user.f_code.co_filename, self.cwd)}:{user.f_lineno}"
+                if user
+                else ""
+            )
+            write.detail = (
+                "not marked with ctx.mark_dirty: autograd does not see this write, and the "
+                f"tensor written keeps its old history; it is used again{where}, "
+                "where backward differentiates its old value"
+            )
+        self.stale = keep
 
     def _judge(self, write: Write) -> None:
         ran_after = [n for n, runs in zip(write.nodes, write.runs, strict=True) if n.runs > runs]
@@ -547,6 +600,31 @@ class Recorder:
         return None
 
 
+#: The kinds of an unmarked write in a custom Function's forward that autograd does not see.
+_UNMARKED = frozenset({"non-leaf under no_grad", "leaf written in a custom Function"})
+
+
+def _stale(t: Tensor, written: Tensor, pending: _Pending) -> bool:
+    """Whether ``t`` is the tensor an unmarked Function wrote, or a view of it not from the Function.
+
+    A view of the Function's output has the Function's node in its history; the
+    written tensor, and views made of it, reach its old node (or, for a leaf, its
+    ``AccumulateGrad``) first.
+    """
+    if t is written:
+        return True
+    if _storage(t) != _storage(written):
+        return False
+    node: Any = t.grad_fn
+    for _ in range(8):  # views of views: a short chain
+        if node is None or isinstance(node, torch.autograd.function.BackwardCFunction):
+            return False
+        if node is pending.grad_fn or getattr(node, "variable", None) is written:
+            return True
+        node = node.next_functions[0][0] if node.next_functions else None
+    return False
+
+
 @dataclass
 class _Pending:
     """A write in a custom Function's ``forward``, until the Function has returned."""
@@ -565,6 +643,22 @@ def _in_function_forward(user: FrameType | None) -> bool:
         and caller.f_code.co_name == "apply"
         and caller.f_code.co_filename.endswith(_FUNCTION_PY)
     )
+
+
+def _returning(name: str) -> bool:
+    """Whether this is the ``view_as`` a custom Function's ``apply`` makes of an input it returns."""
+    if name != "view_as":
+        return False
+    inner = _frames()[1]
+    return inner is not None and inner.f_code.co_filename.endswith(_FUNCTION_PY)
+
+
+def _context(user: FrameType | None) -> str:
+    """The name of the ``ctx`` argument of the forward ``user`` runs, or ``""`` (``setup_context``)."""
+    if user is None or user.f_code.co_argcount < 2:
+        return ""
+    name = user.f_code.co_varnames[0]
+    return name if isinstance(user.f_locals.get(name), torch.autograd.function.FunctionCtx) else ""
 
 
 def _backward_detail(nodes: list[Node], cwd: str) -> str:

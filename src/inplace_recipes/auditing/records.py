@@ -73,6 +73,14 @@ CONSEQUENCE_TABLE = (
         "backward): a backward through that graph would fail",
     ),
     Consequence(
+        "wrong gradients if reused",
+        True,
+        ("any",),
+        "a custom Function's forward wrote its input without ctx.mark_dirty; nothing "
+        "used the written tensor again, so the gradients are right, but a later use of it "
+        "would get wrong ones",
+    ),
+    Consequence(
         "fails if backward again",
         False,
         ("unused-graph",),
@@ -148,6 +156,7 @@ class Write:
     failed: int = 0  # backward calls that had raised when the write happened
     alias_of_leaf: bool = False
     in_function: bool = False  # in a custom autograd.Function's forward
+    context: str = ""  # the name of that forward's ctx argument
     same_source: bool = False  # copy_ from a tensor of the same shape, dtype and device
     parameter: bool = False  # the tensor written is an nn.Parameter or optimizer state
     call_args: tuple[Any, ...] = ()

@@ -59,7 +59,9 @@ class Finding:
     backward that ran after the write changed), ``"raises"`` (autograd
     refused the write at once), ``"fails if backpropagated"`` (a tensor saved
     by a graph that no backward ran through after the write changed: an
-    evaluation without ``no_grad``), ``"fails if backward again"`` (the write
+    evaluation without ``no_grad``), ``"wrong gradients if reused"`` (a custom
+    Function wrote its input without ``ctx.mark_dirty`` and nothing used that
+    tensor again), ``"fails if backward again"`` (the write
     broke a graph that no later backward used: one kept by
     ``retain_graph=True``) or ``"safe"``. ``file`` is relative to the working
     directory, absolute outside it; ``inside`` names the torch file that made

@@ -479,3 +479,42 @@ def test_the_consequence_table_is_the_one_list_tools_read() -> None:
     row = next(c for c in CONSEQUENCE_TABLE if c.name == "fails if backpropagated")
     assert row.text().startswith("fails if backpropagated: the write changed a tensor")
     assert row.text().endswith("(needs a fix; --fail-on unused-graph, any)")
+
+
+def _matmul(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    return x @ w
+
+
+def test_code_compiled_under_the_audit_does_not_outlive_it() -> None:
+    """Compiled code traced under the audit calls back into it: the audit resets the
+    compiler's caches when it ends, so the next call is compiled code again."""
+    import warnings
+
+    torch._dynamo.reset()
+    x, w = torch.randn(4, 3, requires_grad=True) * 1, torch.randn(3, 2, requires_grad=True)
+
+    def step() -> None:
+        torch.compile(_matmul, backend="aot_eager")(x, w).sum().backward()
+
+    with warnings.catch_warnings():
+        # Dynamo probes .grad of the non-leaf x it is handed
+        warnings.filterwarnings("ignore", "The .grad attribute of a Tensor that is not a leaf")
+        audit(step)
+        after = torch.compile(_matmul, backend="aot_eager")(x, w)
+    assert after.grad_fn.name() == "CompiledFunctionBackward"  # MmBackward0 before the fix
+    torch._dynamo.reset()
+
+
+def test_an_audit_of_eager_code_keeps_the_compiled_caches() -> None:
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    compiled = torch.compile(_matmul, backend="aot_eager")
+    x, w = torch.randn(4, 3), torch.randn(3, 2)
+    compiled(x, w)
+    frames = counters["stats"]["unique_graphs"]
+    audit(lambda: (torch.ones(2, requires_grad=True) * 2).sum().backward())
+    compiled(x, w)
+    assert counters["stats"]["unique_graphs"] == frames  # not compiled again
+    torch._dynamo.reset()

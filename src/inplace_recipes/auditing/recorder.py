@@ -13,7 +13,10 @@ Inside ``torch.compile``'d code the audit sees the ops as eager code runs
 them: while Dynamo traces, each torch call leaves the graph and runs (and is
 recorded) eagerly, so the report and any error are eager's. The audit of a
 compiled function therefore says what its code does uncompiled; it cannot
-see what the compiled graph itself saves or checks.
+see what the compiled graph itself saves or checks. Code that Dynamo compiled
+during the audit calls back into it, so an audit that saw compiled code
+resets torch.compile's caches when it ends (``torch.compiler.reset()``):
+that code is compiled again, without the audit, on its next call.
 
 A write in a custom ``autograd.Function``'s ``forward`` is judged when the
 Function returns: one it marked with ``ctx.mark_dirty`` (the tensor's
@@ -183,6 +186,8 @@ class Recorder:
         # Per autograd node type, the attributes that may hold a saved tensor:
         # kept by this audit only, so nothing outlives it.
         self.saved_names: dict[type, tuple[str, ...]] = {}
+        #: Dynamo traced code under this audit: its compiled code calls back into it.
+        self.compiled = False
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
@@ -192,6 +197,8 @@ class Recorder:
                 yield
             finally:
                 self.saved.clear()
+        if self.compiled:  # drop the code compiled around this audit's callbacks
+            torch.compiler.reset()
 
     def finish(self) -> list[Write]:
         """The writes, each with its final consequence and fix."""
@@ -745,6 +752,7 @@ class _FunctionMode(TorchFunctionMode):
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
         if torch.compiler.is_compiling():  # Dynamo traces this: record at run time instead
+            self.recorder.compiled = True
             return _uncompiled_call(self.recorder, func, args, kwargs or {})
         return self.recorder.on_call(func, args, kwargs or {})
 

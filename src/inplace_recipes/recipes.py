@@ -86,7 +86,9 @@ _FLOAT_DTYPES = (torch.float32, torch.float64)
 def _prepare(x: Tensor, index: Any, value: Any) -> tuple[IndexPlan, Tensor]:
     """Plan the index, cast the value to ``x``'s dtype and check that it fits."""
     plan = IndexPlan.of(x, index)
-    return plan, _checked_value(plan, x, value)
+    checked = _checked_value(plan, x, value)
+    _refuse_other_dtype(x, index, plan, value)
+    return plan, checked
 
 
 def _checked_value(plan: IndexPlan, x: Tensor, value: Any) -> Tensor:
@@ -108,6 +110,76 @@ _current_level = torch._C._functorch.maybe_current_level
 def _in_transform() -> bool:
     """Whether a ``torch.func`` transform (``vmap``, ``grad``, ``jvp``, ...) is active."""
     return _current_level() is not None
+
+
+def _setitem_casts(x: Tensor, index: Any, plan: IndexPlan, value: Tensor) -> bool:
+    """Whether setitem casts a tensor ``value`` of another dtype to ``x``'s (else it raises).
+
+    Setitem writes ints, slices, ``...`` and ``None`` (and a lone Python
+    bool) with ``copy_``, which casts. With an index tensor (a list, an
+    array, a 0-d bool tensor or a bool inside a tuple included) it calls
+    ``index_put_``, which requires equal dtypes, except that ``index_put_``
+    hands one mask of at least one dimension and a one-element value on the
+    CPU to ``masked_fill_``, which casts:
+
+    >>> plan = IndexPlan.of(torch.zeros(3), torch.tensor([0, 2]))
+    >>> _setitem_casts(torch.zeros(3), torch.tensor([0, 2]), plan, torch.tensor(1.0).double())
+    False
+    """
+    if plan.kind == "basic" or index is True or index is False:
+        return True
+    tensors = [i for i in plan.index if isinstance(i, Tensor) and (i.ndim or i.dtype is torch.bool)]
+    if not tensors:  # several '...': no tensor, a copy
+        return True
+    if value.numel() != 1 or value.device.type != "cpu" or len(tensors) != 1:
+        return False
+    mask = tensors[0]
+    return mask.ndim > 0 and mask.dtype is torch.bool and mask.device == x.device
+
+
+def _dtype_mismatch(x: Tensor, value: Tensor) -> RuntimeError:
+    """Torch's own error for ``index_put_`` of a ``value.dtype`` value into ``x``, with a fix."""
+    try:
+        empty = torch.empty(0, dtype=torch.long)
+        torch.empty(0, dtype=x.dtype).index_put_((empty,), torch.empty(0, dtype=value.dtype))
+        message = f"Index put requires the source and destination dtypes match, got {x.dtype} and {value.dtype}"
+    except RuntimeError as torch_error:
+        message = str(torch_error)
+    return RuntimeError(
+        f"{message} (setitem casts a tensor value only for ints and slices, or for "
+        "one element written through a mask; write value.to(x.dtype))"
+    )
+
+
+def _refuse_other_dtype(x: Tensor, index: Any, plan: IndexPlan, value: Any) -> None:
+    """Raise where setitem raises for a tensor ``value`` of another dtype than ``x``'s.
+
+    Outside ``torch.func`` transforms and ``torch.compile``, torch's own setitem
+    writes the value into a scratch tensor of ``x``'s shape, so that a shape or
+    index error torch checks first comes first, as in setitem; inside them the
+    dtype error is raised at once.
+
+    >>> where(torch.zeros(3), [0, 2], torch.tensor(1.0, dtype=torch.float64))
+    Traceback (most recent call last):
+        ...
+    RuntimeError: Index put requires the source and destination dtypes match, got Float for the destination and Double for the source. (setitem casts ...)
+    """
+    if not isinstance(value, Tensor) or value.dtype is x.dtype:
+        return
+    if value.is_complex() and not x.is_complex():
+        return  # as_value's TypeError names the lost imaginary part
+    if _setitem_casts(x, index, plan, value):
+        return
+    if not (_in_transform() or torch.compiler.is_compiling()):
+        scratch = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        try:
+            scratch[index] = value.detach()
+        except RuntimeError as error:
+            if "dtypes match" in str(error):
+                raise _dtype_mismatch(x, value) from None
+            raise
+        return  # torch cast it after all: so do the recipes
+    raise _dtype_mismatch(x, value)
 
 
 def _refuse_duplicates_for_grad(name: str, plan: IndexPlan, value: Any) -> None:
@@ -196,6 +268,7 @@ def mask_blend(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([1., 5., 1.])
     """
     plan = IndexPlan.of(x, index)
+    _refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(mask_blend, plan, x, index, value)
     if _plain_float(x, value):  # x * (1 - m) + value * m, the product in x's dtype
@@ -234,6 +307,7 @@ def where(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([0., 1., 0.])
     """
     plan = IndexPlan.of(x, index)
+    _refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(where, plan, x, index, value)
     if _plain_float(x, value):
@@ -247,8 +321,9 @@ def where(x: Tensor, index: Any, value: Any) -> Tensor:
 def clone_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
     """``y = x.clone(); y[index] = value``: the reference every recipe matches.
 
-    Autograd records the write as ``CopySlices``; nothing extra is saved for
-    backward. The index is planned only if setitem refuses it, so that the
+    For ints and slices autograd records the write as ``CopySlices`` and
+    saves nothing for backward; with index tensors or a mask it is
+    ``IndexPutBackward0``, which saves them. The index is planned only if setitem refuses it, so that the
     error is the one every recipe gives; on small tensors planning costs more
     than the write. Pitfall: under ``torch.func.vmap`` with a batched ``value`` and
     an unbatched ``x`` the write fails, since the clone has no batch
@@ -257,12 +332,16 @@ def clone_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
     >>> clone_setitem(torch.zeros(2, 2), (0, 1), 3.0)
     tensor([[0., 3.],
             [0., 0.]])
+    >>> x = torch.zeros(3, requires_grad=True)
+    >>> [type(clone_setitem(x, i, 3.0).grad_fn).__name__ for i in (1, [1])]
+    ['CopySlices', 'IndexPutBackward0']
     """
     if not isinstance(x, Tensor):
         raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
     if x.layout is not torch.strided:
         IndexPlan.of(x, index)  # torch's own message for sparse tensors
-    # setitem with index tensors refuses a value of another dtype: pass the cast one
+    if isinstance(value, Tensor) and value.dtype is not x.dtype:  # as every recipe does
+        _refuse_other_dtype(x, index, IndexPlan.of(x, index), value)
     v = value if type(value) in (bool, int, float) else as_value(value, x)
     y = x.clone()
     try:
@@ -287,12 +366,14 @@ def index_put(x: Tensor, index: Any, value: Any) -> Tensor:
     setitem's on the CPU, as both run the same kernel in the same order: the
     last write wins (torch's documentation leaves it undefined for
     ``index_put``); ``accumulate=True`` adds them instead. It saves its index
-    tensors for backward (8 bytes per position and tensor).
+    tensors for backward: 8 bytes per element of each int64 index tensor (4
+    for int32; a mask, one byte per element), not per written position.
 
     >>> index_put(torch.zeros(4), torch.tensor([3, 0]), torch.tensor([1.0, 2.0]))
     tensor([2., 0., 0., 1.])
     """
     plan = IndexPlan.of(x, index)
+    _refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(index_put, plan, x, index, value)
     v = _checked_value(plan, x, value)
@@ -327,6 +408,7 @@ def scatter(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([0., 4., 5.])
     """
     plan = IndexPlan.of(x, index)
+    _refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(scatter, plan, x, index, value)
     plain = _plain_float(x, value)
@@ -379,6 +461,7 @@ def select_scatter(x: Tensor, index: Any, value: Any) -> Tensor:
             [1., 0., 1.]])
     """
     plan = IndexPlan.of(x, index)
+    _refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(select_scatter, plan, x, index, value)
     if plan.kind != "basic":
@@ -437,6 +520,7 @@ def masked_fill(x: Tensor, index: Any, value: Any) -> Tensor:
             [0., 9., 0.]])
     """
     plan = IndexPlan.of(x, index)
+    _refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(masked_fill, plan, x, index, value)
     if _plain_float(x, value):

@@ -300,7 +300,9 @@ def where(x: Tensor, index: Any, value: Any) -> Tensor:
     element with any recipe or setitem (its gradient is zero too), and the
     same fix applies. Here both branches are inputs, so the recipe itself is
     safe. It saves the boolean mask (one byte per
-    element) for backward. With index tensors that name a position twice,
+    element) for backward, and, where it first spreads a value that requires
+    grad with ``index_put`` (index tensors; a mask or slices and several
+    values), the written positions too (8 bytes each). With index tensors that name a position twice,
     values and gradients match setitem's (the value is scattered first).
 
     >>> where(torch.ones(3), torch.tensor([True, False, True]), 0.0)

@@ -249,17 +249,23 @@ def mask_blend(x: Tensor, index: Any, value: Any) -> Tensor:
     float64).
 
     Pitfalls: multiplying by zero does not erase ``inf`` or ``nan``
-    (``inf * 0`` is ``nan``). A non-finite number as the value turns every
+    (``inf * 0`` is ``nan``). A non-finite one-element value turns every
     element that is *not* written into ``nan`` (the written ones are right):
-    ``mask_blend(torch.zeros(3), 0, float("inf"))`` is ``[inf, nan, nan]``.
-    A value tensor with non-finite entries does the same wherever the blend
-    lays a copy of them over unwritten elements (for a row, every other row;
-    for a mask or index tensors, nowhere, as it is scattered into zeros). A
-    non-finite entry of ``x`` at a written position turns that element into
-    ``nan``. Float16 overflow is a non-finite value too. A written ``-0.0``
-    comes out as ``0.0`` (``0.0 + -0.0`` is ``0.0``; the two compare equal). The blend also builds
-    and saves a full-size mask of ``x``'s dtype for backward (4 bytes an
-    element in float32).
+    ``mask_blend(torch.zeros(3), 0, float("inf"))`` is ``[inf, nan, nan]``;
+    with index tensors only a Python float into float32 or float64 does (a
+    tensor value is scattered into zeros first). A value tensor of several
+    entries with non-finite ones does the same wherever the blend lays a
+    copy of them over unwritten elements (for a row, every other row; for
+    slices, a mask or index tensors, nowhere, as it is scattered into
+    zeros). A non-finite entry of ``x`` at a written position turns that
+    element into ``nan``. Float16 overflow is a non-finite value too. A
+    written ``-0.0`` comes out as ``0.0`` (``0.0 + -0.0`` is ``0.0``; the
+    two compare equal). For ints and slices (and index tensors with a Python
+    number) the blend also builds and saves
+    a full-size mask of ``x``'s dtype for backward (4 bytes an element in
+    float32; two with a value that requires grad); for a mask, boolean
+    masks (one byte an element), as for index tensors with a tensor value,
+    which also save the written positions (8 bytes each).
 
     With index tensors that name a position twice, values and gradients match
     setitem's (the value is scattered first).

@@ -87,7 +87,7 @@ def default_method(x: Tensor, index: Any, value: Any) -> str:
     """The recipe ``set`` uses: :func:`~inplace_recipes.recommend.best_recipe`'s
     choice, except inside a ``torch.func`` transform, where it is
     ``index_put``: ``clone`` fails under ``vmap`` for a batched value,
-    ``select_scatter``'s gradient to x is wrong through ``vmap``,
+    ``select_scatter``'s gradient to the written source is wrong through ``vmap``,
     ``masked_fill``'s ``index_fill`` writes one batch's value everywhere under
     ``vmap``, and ``index_put`` needs no data-dependent duplicate check, so it
     takes a batched index too.

@@ -588,7 +588,7 @@ def test_another_dtype_names_the_problem() -> None:
     message (naming both dtypes) and says which indices cast."""
     for writer in WRITERS.values():
         for index in (torch.tensor([0, 2]), (..., [0]), torch.tensor(True)):
-            with pytest.raises(RuntimeError, match="dtypes match, got Float .* and Double") as e:
+            with pytest.raises(RuntimeError, match=r"dtypes match, got Float .* and Double") as e:
                 writer(torch.zeros(3), index, F64)
             assert "value.to(x.dtype)" in str(e.value)
 
@@ -656,7 +656,12 @@ def other_dtype_writes(draw: st.DrawFn) -> tuple[torch.Tensor, Any, Any]:
     else:
         make = draw(
             st.sampled_from(
-                [zero_d_array_writes, zero_d_tensor_writes, python_bool_writes, sequence_like_writes]
+                [
+                    zero_d_array_writes,
+                    zero_d_tensor_writes,
+                    python_bool_writes,
+                    sequence_like_writes,
+                ]
             )
         )
         x, index, _ = draw(make())

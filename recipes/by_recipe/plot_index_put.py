@@ -69,8 +69,10 @@ assert _saved((rows.int(), cols.int()), v) == 2 * 2 * 4  # int32: 4 bytes an ele
 assert _saved(x.detach() > 0.5, torch.tensor(1.0)) == 12  # a (3, 4) mask: 1 byte an element
 # fewer index tensors than dimensions write whole rows; a mask covers its dimensions
 one_row = torch.zeros(3, 4).index_put((torch.tensor([0]),), torch.tensor(1.0))
-assert one_row.sum() == 4 and one_row[0].eq(1).all()
-assert torch.zeros(3, 4).index_put((torch.ones(3, 4, dtype=torch.bool),), torch.tensor(1.0)).eq(1).all()
+assert one_row.sum() == 4
+assert one_row[0].eq(1).all()
+every = torch.ones(3, 4, dtype=torch.bool)
+assert torch.zeros(3, 4).index_put((every,), torch.tensor(1.0)).eq(1).all()
 # sphinx_gallery_end_ignore
 
 # %%

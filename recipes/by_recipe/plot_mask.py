@@ -160,7 +160,10 @@ first = torch.tensor([True, False, False, False])
 print("index tensor, 0-d inf:", ir.mask_blend(torch.zeros(4), torch.tensor([0]), torch.tensor(inf)))
 print("index tensor, inf:    ", ir.mask_blend(torch.zeros(4), torch.tensor([0]), inf))
 print("mask, 0-d inf:        ", ir.mask_blend(torch.zeros(4), first, torch.tensor(inf)))
-print("slice, [inf, 1]:      ", ir.mask_blend(torch.zeros(4), slice(0, 2), torch.tensor([inf, 1.0])))
+pair = torch.tensor([inf, 1.0])
+print("slice, [inf, 1]:      ", ir.mask_blend(torch.zeros(4), slice(0, 2), pair))
+
+
 # sphinx_gallery_start_ignore
 def _nan_elsewhere(index, value, dtype=torch.float32):
     """Whether the blend turned an element it does not write into nan."""

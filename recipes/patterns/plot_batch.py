@@ -49,7 +49,8 @@ print(report)
 by_name = {result.name: result for result in report}
 assert not by_name["mask"].ok
 for name in ("index_put", "where", "scatter", "masked_fill", "clone"):
-    assert by_name[name].ok and by_name[name].not_applicable is None, by_name[name]
+    assert by_name[name].ok, by_name[name]
+    assert by_name[name].not_applicable is None, by_name[name]
 ir.compare_gradients(logits, (batch, labels), -100.0).assert_ok()  # finite: every recipe
 # sphinx_gallery_end_ignore
 

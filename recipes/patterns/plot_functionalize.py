@@ -56,7 +56,8 @@ def _in_place(graph_module):
     return [
         str(n.target)
         for n in graph_module.graph.nodes
-        if n.op == "call_function" and getattr(n.target, "_schema", None) is not None
+        if n.op == "call_function"
+        and getattr(n.target, "_schema", None) is not None
         and n.target._schema.is_mutable
     ]
 

@@ -64,7 +64,9 @@ y = ir.where(torch.zeros(3), 0, v64)
 y.sum().backward()
 print(y.dtype, v64.grad)
 # sphinx_gallery_start_ignore
-assert y.dtype == torch.float32 and v64.grad.dtype == torch.float64 and v64.grad == 1
+assert y.dtype == torch.float32
+assert v64.grad.dtype == torch.float64
+assert v64.grad == 1
 for index in (0, slice(0, 2), torch.tensor([True, False, True])):
     by_torch = torch.zeros(3)
     by_torch[index] = v64.detach()  # casts
@@ -91,10 +93,10 @@ print(ir.where(torch.zeros(3), torch.tensor([0, 2]), v64.to(torch.float32)))
 # sphinx_gallery_start_ignore
 
 
-def _refuses_dtype(write):
-    """Whether ``write()`` raises torch's error for a value of another dtype."""
+def _refuses_dtype(write, *args):
+    """Whether ``write(*args)`` raises torch's error for a value of another dtype."""
     try:
-        write()
+        write(*args)
     except RuntimeError as error:
         return "dtypes match" in str(error)
     return False
@@ -106,9 +108,9 @@ for index, value in [
     ((torch.tensor([0]),), v64),
     (torch.tensor([True, False, True]), torch.tensor([1.0, 2.0], dtype=torch.float64)),
 ]:
-    assert _refuses_dtype(lambda: torch.zeros(3).__setitem__(index, value.detach()))
+    assert _refuses_dtype(torch.zeros(3).__setitem__, index, value.detach())
     for recipe in ir.RECIPES.values():
-        assert _refuses_dtype(lambda: recipe(torch.zeros(3), index, value)), recipe
+        assert _refuses_dtype(recipe, torch.zeros(3), index, value), recipe
 # sphinx_gallery_end_ignore
 
 # %%

@@ -87,7 +87,7 @@ def _prepare(x: Tensor, index: Any, value: Any) -> tuple[IndexPlan, Tensor]:
     """Plan the index, cast the value to ``x``'s dtype and check that it fits."""
     plan = IndexPlan.of(x, index)
     checked = _checked_value(plan, x, value)
-    _refuse_other_dtype(x, index, plan, value)
+    refuse_other_dtype(x, index, plan, value)
     return plan, checked
 
 
@@ -151,8 +151,11 @@ def _dtype_mismatch(x: Tensor, value: Tensor) -> RuntimeError:
     )
 
 
-def _refuse_other_dtype(x: Tensor, index: Any, plan: IndexPlan, value: Any) -> None:
+def refuse_other_dtype(x: Tensor, index: Any, plan: IndexPlan, value: Any) -> None:
     """Raise where setitem raises for a tensor ``value`` of another dtype than ``x``'s.
+
+    Every recipe calls it first (and :func:`~inplace_recipes.at`'s ``min`` and
+    ``max`` on the dtype of their result).
 
     Outside ``torch.func`` transforms and ``torch.compile``, torch's own setitem
     writes the value into a scratch tensor of ``x``'s shape, so that a shape or
@@ -274,7 +277,7 @@ def mask_blend(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([1., 5., 1.])
     """
     plan = IndexPlan.of(x, index)
-    _refuse_other_dtype(x, index, plan, value)
+    refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(mask_blend, plan, x, index, value)
     if _plain_float(x, value):  # x * (1 - m) + value * m, the product in x's dtype
@@ -315,7 +318,7 @@ def where(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([0., 1., 0.])
     """
     plan = IndexPlan.of(x, index)
-    _refuse_other_dtype(x, index, plan, value)
+    refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(where, plan, x, index, value)
     if _plain_float(x, value):
@@ -349,7 +352,7 @@ def clone_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
     if x.layout is not torch.strided:
         IndexPlan.of(x, index)  # torch's own message for sparse tensors
     if isinstance(value, Tensor) and value.dtype is not x.dtype:  # as every recipe does
-        _refuse_other_dtype(x, index, IndexPlan.of(x, index), value)
+        refuse_other_dtype(x, index, IndexPlan.of(x, index), value)
     v = value if type(value) in (bool, int, float) else as_value(value, x)
     y = x.clone()
     try:
@@ -381,7 +384,7 @@ def index_put(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([2., 0., 0., 1.])
     """
     plan = IndexPlan.of(x, index)
-    _refuse_other_dtype(x, index, plan, value)
+    refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(index_put, plan, x, index, value)
     v = _checked_value(plan, x, value)
@@ -416,7 +419,7 @@ def scatter(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([0., 4., 5.])
     """
     plan = IndexPlan.of(x, index)
-    _refuse_other_dtype(x, index, plan, value)
+    refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(scatter, plan, x, index, value)
     plain = _plain_float(x, value)
@@ -469,7 +472,7 @@ def select_scatter(x: Tensor, index: Any, value: Any) -> Tensor:
             [1., 0., 1.]])
     """
     plan = IndexPlan.of(x, index)
-    _refuse_other_dtype(x, index, plan, value)
+    refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(select_scatter, plan, x, index, value)
     if plan.kind != "basic":
@@ -528,7 +531,7 @@ def masked_fill(x: Tensor, index: Any, value: Any) -> Tensor:
             [0., 9., 0.]])
     """
     plan = IndexPlan.of(x, index)
-    _refuse_other_dtype(x, index, plan, value)
+    refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(masked_fill, plan, x, index, value)
     if _plain_float(x, value):

@@ -277,7 +277,8 @@ def mask_blend(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([1., 5., 1.])
     """
     plan = IndexPlan.of(x, index)
-    refuse_other_dtype(x, index, plan, value)
+    if isinstance(value, Tensor) and value.dtype is not x.dtype:
+        refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(mask_blend, plan, x, index, value)
     if _plain_float(x, value):  # x * (1 - m) + value * m, the product in x's dtype
@@ -318,7 +319,8 @@ def where(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([0., 1., 0.])
     """
     plan = IndexPlan.of(x, index)
-    refuse_other_dtype(x, index, plan, value)
+    if isinstance(value, Tensor) and value.dtype is not x.dtype:
+        refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(where, plan, x, index, value)
     if _plain_float(x, value):
@@ -384,7 +386,8 @@ def index_put(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([2., 0., 0., 1.])
     """
     plan = IndexPlan.of(x, index)
-    refuse_other_dtype(x, index, plan, value)
+    if isinstance(value, Tensor) and value.dtype is not x.dtype:
+        refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(index_put, plan, x, index, value)
     v = _checked_value(plan, x, value)
@@ -419,7 +422,8 @@ def scatter(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([0., 4., 5.])
     """
     plan = IndexPlan.of(x, index)
-    refuse_other_dtype(x, index, plan, value)
+    if isinstance(value, Tensor) and value.dtype is not x.dtype:
+        refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(scatter, plan, x, index, value)
     plain = _plain_float(x, value)
@@ -472,7 +476,8 @@ def select_scatter(x: Tensor, index: Any, value: Any) -> Tensor:
             [1., 0., 1.]])
     """
     plan = IndexPlan.of(x, index)
-    refuse_other_dtype(x, index, plan, value)
+    if isinstance(value, Tensor) and value.dtype is not x.dtype:
+        refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(select_scatter, plan, x, index, value)
     if plan.kind != "basic":
@@ -531,7 +536,8 @@ def masked_fill(x: Tensor, index: Any, value: Any) -> Tensor:
             [0., 9., 0.]])
     """
     plan = IndexPlan.of(x, index)
-    refuse_other_dtype(x, index, plan, value)
+    if isinstance(value, Tensor) and value.dtype is not x.dtype:
+        refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(masked_fill, plan, x, index, value)
     if _plain_float(x, value):

@@ -35,12 +35,20 @@ class Case:
     value: Any
 
     def reference(self) -> torch.Tensor:
+        """Torch's own ``y = x.clone(); y[index] = value``; raises where it raises
+        (a value of another dtype with index tensors, see ``test_setitem_corners``)."""
         y = self.x.detach().clone()
         value = self.value
-        if isinstance(value, torch.Tensor):  # setitem with index tensors wants x's dtype
-            value = value.to(y.dtype)
-        y[self.index] = value
+        y[self.index] = value.detach() if isinstance(value, torch.Tensor) else value
         return y
+
+    def torch_error(self) -> Exception | None:
+        """The error torch's setitem raises for this write, or ``None``."""
+        try:
+            self.reference()
+        except Exception as error:  # noqa: BLE001 - torch's error is the expected answer
+            return error
+        return None
 
 
 def _number(draw: st.DrawFn, dtype: torch.dtype) -> Any:

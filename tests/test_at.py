@@ -45,10 +45,9 @@ def reference(method: str, x: torch.Tensor, index: Any, value: Any) -> torch.Ten
         y[index] /= value
     elif method == "power":  # y[index] **= value saves the view it overwrites: autograd refuses
         y[index] = x[index] ** value
-    elif method == "min":
-        y[index] = torch.minimum(x[index], torch.as_tensor(value, dtype=y.dtype))
-    elif method == "max":
-        y[index] = torch.maximum(x[index], torch.as_tensor(value, dtype=y.dtype))
+    elif method in ("min", "max"):  # a tensor value as it is; a number in x's dtype
+        other = value if isinstance(value, torch.Tensor) else torch.tensor(value, dtype=y.dtype)
+        y[index] = (torch.minimum if method == "min" else torch.maximum)(x[index], other)
     else:
         y[index] = square_minus(x[index])
     return y
@@ -74,10 +73,15 @@ def test_matches_reference_forward_and_backward(method: str, case: Case) -> None
     try:
         want = reference(method, case.x, case.index, value)
     except (RuntimeError, TypeError) as exc:
-        try:  # torch's empty-mask setitem refuses a float64 value for float32 x
-            value = as_value(case.value, case.x)
-            want = reference(method, case.x, case.index, value)
-        except (RuntimeError, TypeError):  # e.g. min on complex, int / int: at[] raises too
+        refused = True
+        if method not in ("set", "min", "max"):  # these raise where setitem refuses the dtype
+            try:  # torch's empty-mask setitem refuses a float64 value for float32 x
+                value = as_value(case.value, case.x)
+                want = reference(method, case.x, case.index, value)
+                refused = False
+            except (RuntimeError, TypeError):  # e.g. min on complex, int / int: at[] raises too
+                pass
+        if refused:
             with pytest.raises(type(exc)):
                 call(method, case.x, case.index, case.value)
             return
@@ -554,3 +558,26 @@ def test_fill_mode_uses_jax_fill_values(dtype: torch.dtype) -> None:
         want = torch.iinfo(dtype).min
     assert got[1].item() == want
     assert got[0].item() == 0
+
+
+@pytest.mark.parametrize("method", ["set", "min", "max"])
+@pytest.mark.parametrize(
+    "index",
+    [torch.tensor([0, 2]), [0, 2], torch.tensor([True, False, True]), 1, slice(0, 2)],
+    ids=["index tensor", "list", "mask", "int", "slice"],
+)
+@pytest.mark.parametrize("shape", [(), (1,), (2,)], ids=["0-d", "one element", "two"])
+def test_another_dtype_as_setitem(method: str, index: Any, shape: tuple[int, ...]) -> None:
+    """A float64 value into float32 ``x``: cast where torch's setitem casts the
+    result, torch's error class where it refuses it (index tensors; a mask with
+    more than one element)."""
+    x, value = torch.zeros(3), torch.full(shape, -1.0, dtype=torch.float64)
+    try:
+        want = reference(method, x, index, value)
+    except RuntimeError as error:
+        with pytest.raises(type(error)):
+            call(method, x, index, value)
+        return
+    got = call(method, x, index, value)
+    assert got.dtype == want.dtype
+    assert torch.equal(got, want)

@@ -66,10 +66,9 @@ NAMES = list(RECIPES)
 
 
 def _reference(x: torch.Tensor, index: Any, value: Any) -> torch.Tensor:
-    """Plain torch: the write on a clone (a tensor value cast to x's dtype)."""
+    """Plain torch: the write on a clone (a tensor value as it is: upstream's
+    values have ``x``'s dtype, and setitem refuses another with index tensors)."""
     y = x.detach().clone()
-    if isinstance(value, torch.Tensor):
-        value = value.to(y.dtype)
     y[index] = value
     return y
 
@@ -92,7 +91,7 @@ def _gradients(fn: Any, x: torch.Tensor, index: Any, value: Any) -> tuple[Any, A
 
 def _plain_write(x: torch.Tensor, index: Any, value: Any) -> torch.Tensor:
     y = x * 1
-    y[index] = value.to(y.dtype) if isinstance(value, torch.Tensor) else value
+    y[index] = value
     return y
 
 
@@ -154,6 +153,11 @@ def consec(
     for s in size:
         numel *= s
     return (torch.arange(numel, dtype=torch.float64) + start).view(size).to(dtype)
+
+
+def _f64(data: Any) -> torch.Tensor:
+    """A value of the float64 ``x`` of these tests' dtype, as upstream's are."""
+    return torch.tensor(data, dtype=torch.float64)
 
 
 def ri_forms(indices: Any) -> list[Any]:
@@ -273,9 +277,9 @@ def test_advancedindex_strided_tensors() -> None:
             check_write(strided, (r, c), -3.0)
     strided = _strided(torch.arange(0.0, 24, dtype=torch.float64).view(3, 8), 10, (2, 2), (7, 1))
     check_write(strided, (torch.tensor([0]), torch.tensor([1])), -1.0)
-    check_write(strided, (torch.tensor([0, 1]), torch.tensor([1, 0])), torch.tensor([-1.0, 2.0]))
+    check_write(strided, (torch.tensor([0, 1]), torch.tensor([1, 0])), _f64([-1.0, 2.0]))
     rows, cols = torch.tensor([[0], [1]]), torch.tensor([[0, 1], [0, 1]])
-    check_write(strided, (rows, cols), torch.tensor([[4.0, 6.0], [2.0, 3.0]]))
+    check_write(strided, (rows, cols), _f64([[4.0, 6.0], [2.0, 3.0]]))
 
 
 @pytest.mark.parametrize("transposed", [False, True])
@@ -292,12 +296,10 @@ def test_advancedindex_rows_and_columns(transposed: bool) -> None:
         for r, c in product(ri_forms(rows), ri_forms(cols)):
             check_write(reference, (r, c), -9.0, grad=False)
     check_write(reference, (torch.tensor([0]), torch.tensor([1])), -1.0)
-    check_write(
-        reference, (torch.tensor([0, 1, 2]), torch.tensor([0])), torch.tensor([-1.0, 2.0, -4.0])
-    )
+    check_write(reference, (torch.tensor([0, 1, 2]), torch.tensor([0])), _f64([-1.0, 2.0, -4.0]))
     rows = torch.tensor([[0, 0], [1, 2]])
     for columns in (([0],), torch.tensor([1, 0]), torch.tensor([[0, 1], [1, 0]])):
-        check_write(reference, (rows, columns), torch.tensor([[4.0, 6.0], [2.0, 3.0]]))
+        check_write(reference, (rows, columns), _f64([[4.0, 6.0], [2.0, 3.0]]))
 
 
 def test_advancedindex_fewer_dims_and_ellipsis() -> None:
@@ -705,7 +707,7 @@ def test_boolean_indexing_weirdness() -> None:
     check_write(a, (False, True, Ellipsis), 5.0, a)
     for true in (True, torch.tensor(True)):
         index = (true, [0, 1], true, true, [1], [[2]])
-        check_write(a, index, torch.tensor([[-1.0, -2.0]]))
+        check_write(a, index, _f64([[-1.0, -2.0]]))
     for false in (False, torch.tensor(False)):
         check_error(a, (false, [0, 1], Ellipsis), 5.0, IndexError)
 

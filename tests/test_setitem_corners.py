@@ -80,11 +80,9 @@ CORNERS = settings(max_examples=max(settings().max_examples // 8, 10), deadline=
 
 
 def torch_setitem(x: torch.Tensor, index: Any, value: Any) -> torch.Tensor:
-    """``y = x.clone(); y[index] = value``, the value cast to ``x``'s dtype first
-    (setitem refuses another dtype with index tensors; the recipes cast)."""
+    """``y = x.clone(); y[index] = value``, exactly (a value of another dtype is
+    cast or refused by torch, see :func:`test_values_of_another_dtype`)."""
     y = x.clone()
-    if isinstance(value, torch.Tensor):
-        value = value.to(y.dtype)
     y[index] = value
     return y
 
@@ -397,6 +395,9 @@ def _seq_index_fails() -> SequenceLike:
     return SequenceLikeWithIndex([0], IndexError, 0)
 
 
+#: A float64 value: setitem casts it, or refuses it, as the named cases say.
+F64 = torch.tensor(2.0, dtype=torch.float64)
+
 #: ``(label, make_x, index, value, what torch does)``: what torch does is an
 #: error class or the written result as a list; the test checks torch first.
 NAMED_CASES: list[tuple[str, Callable[[], torch.Tensor], Any, Any, Any]] = [
@@ -475,6 +476,74 @@ NAMED_CASES: list[tuple[str, Callable[[], torch.Tensor], Any, Any, Any]] = [
      torch.tensor([3], dtype=torch.int8), 1.0, IndexError),
     ("False with a value that does not fit", lambda: torch.zeros(3), False, torch.ones(7),
      [0.0, 0.0, 0.0]),
+    # A tensor value of another dtype: copy_ (ints, slices, ..., None, a lone bool)
+    # casts it; index_put_ refuses it, except that it hands one mask and a
+    # one-element CPU value to masked_fill_, which casts.
+    ("float64 value, int", lambda: torch.zeros(3), 1, F64, [0.0, 2.0, 0.0]),
+    ("float64 value, slice", lambda: torch.zeros(3), slice(1, None), F64, [0.0, 2.0, 2.0]),
+    ("float64 value, lone True", lambda: torch.zeros(2), True, F64, [2.0, 2.0]),
+    ("float64 value, 0-d int tensor", lambda: torch.zeros(3), torch.tensor(2), F64,
+     [0.0, 0.0, 2.0]),
+    ("float64 value, index tensor", lambda: torch.zeros(3), torch.tensor([0, 2]), F64,
+     RuntimeError),
+    ("float64 value, list", lambda: torch.zeros(3), [0, 2], F64, RuntimeError),
+    ("float64 value, NumPy array", lambda: torch.zeros(3), np.array([0, 2]), F64, RuntimeError),
+    ("float64 value, empty index tensor", lambda: torch.zeros(3),
+     torch.tensor([], dtype=torch.long), F64, RuntimeError),
+    ("float64 value, out-of-range index tensor", lambda: torch.zeros(3), torch.tensor([5]),
+     F64, RuntimeError),
+    ("float64 value, slice and index tensor", lambda: torch.zeros(2, 3),
+     (slice(None), torch.tensor([0, 2])), F64, RuntimeError),
+    ("float64 value, int and index tensor", lambda: torch.zeros(2, 3),
+     (1, torch.tensor([0, 2])), F64, RuntimeError),
+    ("float64 value, 0-d bool tensor", lambda: torch.zeros(2), torch.tensor(True), F64,
+     RuntimeError),
+    ("float64 value, 0-d uint8 tensor", lambda: torch.zeros(2),
+     torch.tensor(1, dtype=torch.uint8), F64, RuntimeError),
+    ("float64 value, 0-d bool array", lambda: torch.zeros(2), np.array(True), F64,
+     RuntimeError),
+    ("float64 value, (True,)", lambda: torch.zeros(2), (True,), F64, RuntimeError),
+    ("float64 value, (False,)", lambda: torch.zeros(2), (False,), F64, RuntimeError),
+    ("float64 value, bool next to an int", lambda: torch.zeros(2, 3), (True, 1), F64,
+     RuntimeError),
+    ("float64 0-d value, mask", lambda: torch.zeros(3), torch.tensor([True, False, True]),
+     F64, [2.0, 0.0, 2.0]),
+    ("float64 one-element value, mask", lambda: torch.zeros(3),
+     torch.tensor([True, False, True]), F64.reshape(1), [2.0, 0.0, 2.0]),
+    ("float64 value, mask of nothing", lambda: torch.zeros(3), torch.zeros(3, dtype=torch.bool),
+     F64, [0.0, 0.0, 0.0]),
+    ("float64 value, list of bools", lambda: torch.zeros(3), [True, False, True], F64,
+     [2.0, 0.0, 2.0]),
+    ("float64 value, slice and mask", lambda: torch.zeros(2, 3),
+     (slice(None), torch.tensor([True, False, True])), F64, [[2.0, 0.0, 2.0], [2.0, 0.0, 2.0]]),
+    ("float64 value, int and mask", lambda: torch.zeros(2, 3),
+     (1, torch.tensor([True, False, True])), F64, [[0.0, 0.0, 0.0], [2.0, 0.0, 2.0]]),
+    ("float64 value, None and mask", lambda: torch.zeros(3),
+     (None, torch.tensor([True, False, True])), F64, [2.0, 0.0, 2.0]),
+    ("float64 value, two masks", lambda: torch.zeros(2, 3),
+     (torch.tensor([True, False]), torch.tensor([True, False, True])), F64, RuntimeError),
+    ("float64 value, mask and index tensor", lambda: torch.zeros(2, 3),
+     (torch.tensor([True, False]), torch.tensor([0])), F64, RuntimeError),
+    ("float64 row, mask", lambda: torch.zeros(2, 3), torch.tensor([True, False]),
+     torch.full((3,), 2.0, dtype=torch.float64), RuntimeError),
+    ("int64 value, mask, int x", lambda: torch.zeros(3, dtype=torch.int64),
+     torch.tensor([True, False, True]), torch.tensor(7), [7, 0, 7]),
+    ("int64 value, index tensor, float x", lambda: torch.zeros(3), torch.tensor([1]),
+     torch.tensor(7), RuntimeError),
+    ("float value, mask, int x (truncated)", lambda: torch.zeros(3, dtype=torch.int64),
+     torch.tensor([True, False, True]), torch.tensor(2.7), [2, 0, 2]),
+    ("bool value, index tensor, float x", lambda: torch.zeros(3), torch.tensor([1]),
+     torch.tensor(True), RuntimeError),
+    ("uint16 x, int64 value, index tensor", lambda: torch.zeros(3, dtype=torch.uint16),
+     torch.tensor([1]), torch.tensor(2), RuntimeError),
+    ("uint16 x, int64 value, mask", lambda: torch.zeros(3, dtype=torch.uint16),
+     torch.tensor([True, False, True]), torch.tensor(2), NotImplementedError),
+    ("float64 value that does not fit, index tensor", lambda: torch.zeros(3),
+     torch.tensor([0, 1]), torch.ones(5, dtype=torch.float64), RuntimeError),
+    ("Python float, index tensor", lambda: torch.zeros(3), torch.tensor([0, 2]), 2.0,
+     [2.0, 0.0, 2.0]),
+    ("Python int, index tensor, bool x", lambda: torch.zeros(3, dtype=torch.bool),
+     torch.tensor([0, 2]), 1, [True, False, True]),
 ]  # fmt: skip
 
 
@@ -512,6 +581,16 @@ def test_torch_lacks_these_kernels(dtype: torch.dtype, op: str) -> None:
     torch adds one of these kernels, this fails and the sentence must change."""
     with pytest.raises(NotImplementedError, match="not implemented for 'UInt"):
         _WIDE_UNSIGNED_OPS[op](torch.zeros(3, dtype=dtype))
+
+
+def test_another_dtype_names_the_problem() -> None:
+    """Where setitem refuses a value of another dtype, every writer gives torch's
+    message (naming both dtypes) and says which indices cast."""
+    for writer in WRITERS.values():
+        for index in (torch.tensor([0, 2]), (..., [0]), torch.tensor(True)):
+            with pytest.raises(RuntimeError, match=r"dtypes match, got Float .* and Double") as e:
+                writer(torch.zeros(3), index, F64)
+            assert "value.to(x.dtype)" in str(e.value)
 
 
 def test_errors_name_the_problem() -> None:
@@ -559,6 +638,62 @@ def test_sequence_likes(write: tuple[torch.Tensor, Any, Any]) -> None:
 @given(dtype_kernel_writes())
 def test_dtypes_against_each_kernel(write: tuple[torch.Tensor, Any, Any]) -> None:
     check_every_writer(*write)
+
+
+#: Dtypes of ``x`` and of the value for writes of another dtype.
+CAST_DTYPES = (torch.float32, torch.float64, torch.float16, torch.int64, torch.int32, torch.bool)
+
+
+@st.composite
+def other_dtype_writes(draw: st.DrawFn) -> tuple[torch.Tensor, Any, Any]:
+    """Any index of :func:`strategies.cases`, with a value of a dtype drawn apart
+    from ``x``'s: a 0-d tensor, one element, the shape of ``x[index]``, or a
+    Python number, and a corner index (0-d arrays and tensors, bools, sequences)."""
+    source = draw(st.sampled_from(["cases", "corner"]))
+    if source == "cases":
+        case = draw(cases(dtypes=(torch.float32,), torch_forms=True))
+        x, index = case.x, case.index
+    else:
+        make = draw(
+            st.sampled_from(
+                [
+                    zero_d_array_writes,
+                    zero_d_tensor_writes,
+                    python_bool_writes,
+                    sequence_like_writes,
+                ]
+            )
+        )
+        x, index, _ = draw(make())
+    x = x.to(draw(st.sampled_from(CAST_DTYPES)))
+    dtype = draw(st.sampled_from(CAST_DTYPES))
+    how = draw(st.sampled_from(["0-d", "one", "shaped", "number"]))
+    if how == "number":
+        return x, index, draw(st.sampled_from([2, 2.5, True]))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            shape = x[index].shape
+    except Exception:  # noqa: BLE001 - a refused index: any value
+        shape = torch.Size(())
+    shape = {"0-d": torch.Size(()), "one": torch.Size((1,)), "shaped": shape}[how]
+    return x, index, (torch.arange(shape.numel()).reshape(shape) % 3 + 1).to(dtype)
+
+
+@settings(CORNERS, max_examples=CORNERS.max_examples * 3)
+@given(other_dtype_writes())
+def test_values_of_another_dtype(write: tuple[torch.Tensor, Any, Any]) -> None:
+    """Setitem casts a value of another dtype for ints and slices and for one
+    element through a mask, and raises with index tensors: every writer too."""
+    check_every_writer(*write)
+
+
+@CORNERS
+@given(other_dtype_writes())
+def test_gradients_of_another_dtype(write: tuple[torch.Tensor, Any, Any]) -> None:
+    x, index, value = write
+    if x.is_floating_point() and isinstance(value, torch.Tensor) and value.is_floating_point():
+        check_gradients(x, index, value)
 
 
 @st.composite

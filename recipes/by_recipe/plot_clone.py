@@ -4,9 +4,13 @@
 
 ``y = x.clone(); y[index] = value`` is the smallest change to code that
 fails on a leaf: the write now goes into a new tensor that is part of the
-graph. Autograd records it as ``CopySlices`` and saves nothing extra. It is
-the reference every other recipe on this site is checked against. Its one
-pitfall: under ``torch.func.vmap`` with a batched value it fails.
+graph. For ints and slices that pick part of the tensor, autograd records
+the write as ``CopySlices`` and saves nothing for backward; a write of the
+whole tensor (``y[:]``, ``y[...]``) is recorded as the copy or fill itself
+(``CopyBackwards``, ``FillBackward3``), and a write with index tensors or a
+mask as ``IndexPutBackward0``, which saves the index tensors (or the mask).
+It is the reference every other recipe on this site is checked against. Its
+one pitfall: under ``torch.func.vmap`` with a batched value it fails.
 """
 
 # %%
@@ -36,6 +40,26 @@ v = torch.rand(4, requires_grad=True)
 y = x.clone()
 y[1] = v
 print(y)
+# sphinx_gallery_start_ignore
+# The sentences of the introduction: the node each write records, and what it saves.
+
+
+def _recorded(index, value):
+    written = x.clone()
+    saved = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
+        written[index] = value
+    return type(written.grad_fn).__name__, [(t.dtype, t.numel()) for t in saved]
+
+
+rows, mask = torch.tensor([0, 2]), x.detach() > 0.5
+assert _recorded(1, v) == _recorded((1, slice(0, 2)), 1.0) == ("CopySlices", [])
+assert _recorded(slice(None), v) == _recorded(..., v) == ("CopyBackwards", [])
+assert _recorded(slice(None), 1.0) == ("FillBackward3", [])
+assert _recorded(rows, v) == ("IndexPutBackward0", [(torch.int64, 2)])
+assert _recorded((rows, rows), 1.0) == ("IndexPutBackward0", [(torch.int64, 2)] * 2)
+assert _recorded(mask, 1.0) == ("IndexPutBackward0", [(torch.bool, 12)])
+# sphinx_gallery_end_ignore
 
 # %%
 # The gradient check

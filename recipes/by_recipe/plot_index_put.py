@@ -3,9 +3,12 @@
 ========================================================
 
 ``x.index_put(indices, values)`` is the out-of-place twin of
-``x[indices] = values``. It takes index tensors, one per dimension, and
-saves only them for backward: 8 bytes per position and index tensor (the
-package's recipe passes index tensors as they are, so it saves the same). With duplicate
+``x[indices] = values``. It takes index tensors, one per indexed dimension
+(fewer than ``x.ndim`` leave the other dimensions whole; a boolean mask
+covers as many dimensions as it has), and saves only them for backward:
+8 bytes per element of each int64 index tensor (4 for int32; a mask, one
+byte per element), however many positions they write (the package's recipe
+passes index tensors as they are, so it saves the same). With duplicate
 positions, which write wins is undefined; ``accumulate=True`` adds them.
 """
 
@@ -45,11 +48,31 @@ print(report)
 # sphinx_gallery_start_ignore
 report.assert_ok()
 assert torch.equal(y, ir.index_put(x, (rows, cols), v))
-from inplace_recipes import bench  # the summary's bytes: 2 positions, 2 index tensors, both ways
+from inplace_recipes import bench  # the summary's bytes, for torch's op and the recipe
 
 nonleaf = x * 1
-assert bench.saved_bytes(lambda t, i, u: t.index_put(i, u), nonleaf, (rows, cols), v)[0] == 32
-assert bench.saved_bytes(ir.RECIPES["index_put"], nonleaf, (rows, cols), v)[0] == 32
+
+
+def _saved(index, value):
+    """Bytes saved for backward by x.index_put and by the recipe (they must agree)."""
+    indices = index if isinstance(index, tuple) else (index,)
+    torch_op = bench.saved_bytes(lambda t, i, u: t.index_put(i, u), nonleaf, indices, value)[0]
+    recipe = bench.saved_bytes(ir.RECIPES["index_put"], nonleaf, index, value)[0]
+    assert torch_op == recipe, (torch_op, recipe)
+    return torch_op
+
+
+assert _saved((rows, cols), v) == 2 * 2 * 8  # 2 positions, 2 int64 tensors of 2 elements
+assert _saved((rows,), torch.ones(2, 4)) == 2 * 8  # 8 positions, one tensor of 2 elements
+assert _saved((rows[:, None], torch.tensor([1, 3, 0])), torch.ones(2, 3)) == (2 + 3) * 8
+assert _saved((rows.int(), cols.int()), v) == 2 * 2 * 4  # int32: 4 bytes an element
+assert _saved(x.detach() > 0.5, torch.tensor(1.0)) == 12  # a (3, 4) mask: 1 byte an element
+# fewer index tensors than dimensions write whole rows; a mask covers its dimensions
+one_row = torch.zeros(3, 4).index_put((torch.tensor([0]),), torch.tensor(1.0))
+assert one_row.sum() == 4
+assert one_row[0].eq(1).all()
+every = torch.ones(3, 4, dtype=torch.bool)
+assert torch.zeros(3, 4).index_put((every,), torch.tensor(1.0)).eq(1).all()
 # sphinx_gallery_end_ignore
 
 # %%

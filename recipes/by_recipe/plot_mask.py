@@ -5,9 +5,12 @@
 The classic answer: ``x * (1 - m) + value * m`` with ``m`` one where you
 would write and zero elsewhere. It is only additions and multiplications,
 so it works everywhere autograd does, but it saves a full-size mask of
-``x``'s dtype for backward (two when the value requires grad), a non-finite
-value turns every element it does not write into ``nan``, a non-finite
-entry at a written position stays ``nan``, and the old NumPy-mask version
+``x``'s dtype for backward (two when the value requires grad; for a mask
+index, and for index tensors with a tensor value, ``ir.mask_blend`` saves
+boolean masks instead, one byte an element, with index tensors the written
+positions too), a non-finite value turns elements it does not write into
+``nan`` (every one, except where the value is scattered first; see below),
+a non-finite entry at a written position becomes ``nan``, and the old NumPy-mask version
 silently promotes float32 to float64. It is also among the slowest
 recipes for every kind of write in the benchmark (measured below).
 """
@@ -88,6 +91,22 @@ assert (
     bench.saved_bytes(ir.mask_blend, big, (0, 1), torch.tensor(42.0, requires_grad=True))[0]
     == 8 * big.numel()
 )
+# The introduction's other indices, on a (100, 10) float32 x: a mask index saves
+# boolean masks (1000 bytes each; with the value's gradient, the second is the mask
+# index itself), index tensors with a tensor value two boolean masks and 8 bytes a
+# written position (two rows of 10), and with a Python number float32 weights.
+small = torch.rand(100, 10, requires_grad=True) * 1
+some, rows = small.detach() > 0.5, torch.tensor([0, 2])
+assert bench.saved_bytes(ir.mask_blend, small, some, 42.0) == (1000, 0)
+assert bench.saved_bytes(ir.mask_blend, small, some, torch.tensor(4.0, requires_grad=True)) == (
+    2000,
+    1000,
+)
+assert bench.saved_bytes(ir.mask_blend, small, rows, torch.tensor(4.0, requires_grad=True)) == (
+    2000 + 20 * 8,
+    0,
+)
+assert bench.saved_bytes(ir.mask_blend, small, rows, 42.0)[0] == 4000
 # sphinx_gallery_end_ignore
 print(verify("mask_blend_saves_two_masks_with_value_grad"))
 
@@ -121,14 +140,55 @@ assert all("mask" in names for names in slowest.values())  # the summary's sente
 # ------------------------------------------------------
 #
 # The blend multiplies the value by the mask everywhere, and ``inf * 0`` is
-# ``nan``. Writing ``inf`` (or a float16 value that overflows) into one
-# element turns every element it does not write into ``nan``; writing
-# ``nan`` makes every element ``nan``:
+# ``nan``. Writing ``inf`` (or a float16 value that overflows) with ints,
+# slices or a mask turns every element it does not write into ``nan``;
+# writing ``nan`` makes every element ``nan``:
 
 print(ir.mask_blend(torch.zeros(4), 0, float("inf")))
 print(ir.mask_blend(torch.zeros(4), 0, float("nan")))
 print(ir.mask_blend(torch.zeros(4, dtype=torch.float16), 0, 70000.0))
 print(verify("mask_blend_nonfinite_value_spreads_nan"))
+
+# %%
+# With index tensors, ``ir.mask_blend`` first scatters a tensor value (or a
+# number cast for float16) into zeros, so only a Python float written into
+# float32 or float64 spreads ``nan``; a tensor of several values is
+# scattered for slices and masks too, and spreads nothing:
+
+inf = float("inf")
+first = torch.tensor([True, False, False, False])
+print("index tensor, 0-d inf:", ir.mask_blend(torch.zeros(4), torch.tensor([0]), torch.tensor(inf)))
+print("index tensor, inf:    ", ir.mask_blend(torch.zeros(4), torch.tensor([0]), inf))
+print("mask, 0-d inf:        ", ir.mask_blend(torch.zeros(4), first, torch.tensor(inf)))
+pair = torch.tensor([inf, 1.0])
+print("slice, [inf, 1]:      ", ir.mask_blend(torch.zeros(4), slice(0, 2), pair))
+
+
+# sphinx_gallery_start_ignore
+def _nan_elsewhere(index, value, dtype=torch.float32):
+    """Whether the blend turned an element it does not write into nan."""
+    out = ir.mask_blend(torch.zeros(4, dtype=dtype), index, value)
+    written = torch.zeros(4, dtype=torch.bool)
+    written[index] = True
+    return bool(out[~written].isnan().any())
+
+
+for index in (0, slice(0, 2), first):  # ints, slices, a mask: every one-element value
+    for value in (inf, torch.tensor(inf), torch.tensor([inf])):
+        assert _nan_elsewhere(index, value)
+    assert _nan_elsewhere(index, 70000.0, torch.float16)
+one = torch.tensor([0])
+assert _nan_elsewhere(one, inf)  # a Python float into float32 is not scattered
+assert not _nan_elsewhere(one, torch.tensor(inf))
+assert not _nan_elsewhere(one, 70000.0, torch.float16)
+for index in (slice(0, 2), torch.tensor([True, True, False, False]), torch.tensor([0, 1])):
+    assert not _nan_elsewhere(index, torch.tensor([inf, 1.0]))  # several values: scattered
+assert ir.mask_blend(torch.zeros(2, 2), 0, torch.tensor([inf, 1.0]))[1].isnan().tolist() == [
+    True,
+    False,
+]  # a row: every other row, under the inf
+assert ir.mask_blend(torch.zeros(4), first, float("nan")).isnan().all()
+# sphinx_gallery_end_ignore
 
 # %%
 # Pitfall: ``inf`` and ``nan`` at a written position become ``nan``
@@ -143,7 +203,8 @@ bad = torch.tensor([1.0, float("inf"), 3.0])
 print("blend:     ", ir.mask_blend(bad, 1, 5.0))
 print("where:     ", ir.where(bad, 1, 5.0))
 # sphinx_gallery_start_ignore
-assert torch.isnan(ir.mask_blend(bad, 1, 5.0)[1])
+assert torch.isnan(ir.mask_blend(bad, 1, 5.0)[1])  # inf becomes nan, as the introduction says
+assert torch.isnan(ir.mask_blend(torch.tensor([1.0, float("nan"), 3.0]), 1, 5.0)[1])
 assert ir.where(bad, 1, 5.0)[1] == 5.0
 # sphinx_gallery_end_ignore
 

@@ -4,8 +4,9 @@
 
 ``torch.scatter`` writes ``src`` into ``x`` at the positions of an index
 tensor along one dimension; ``masked_scatter`` writes the values of ``src``,
-in order, where a mask is True. The package's ``scatter`` recipe picks the
-right one for the index you would have written. With duplicate positions
+in order, where a mask is True. The package's ``scatter`` recipe uses
+``scatter`` for every index: along one dimension where it can, else on the
+flat positions (a mask's from ``nonzero``). With duplicate positions
 one write is kept, undefined which; ``scatter_add`` and ``scatter_reduce``
 combine them.
 """
@@ -49,6 +50,28 @@ print(report)
 # sphinx_gallery_start_ignore
 report.assert_ok()
 assert torch.equal(y, ir.scatter(x, index, v[:, 0]))
+
+
+def _nodes(out):
+    """The names of every node in the graph behind ``out``."""
+    seen, todo = [], [out.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is not None and type(node).__name__ not in seen:
+            seen.append(type(node).__name__)
+            todo.extend(n for n, _ in node.next_functions)
+    return seen
+
+
+# the introduction: scatter for every index, never masked_scatter (a mask: flat, nonzero)
+mask = x.detach() > 0.5
+for write in [(1, 2.0), (slice(None), torch.ones(3, 4)), (index, v[:, 0]), (mask, 1.0)]:
+    names = _nodes(ir.scatter(x, *write))
+    assert any(n.startswith("ScatterBackward") for n in names), names
+    assert not any("MaskedScatter" in n for n in names), names
+flat = _nodes(ir.scatter(x, mask, torch.ones(int(mask.sum()))))
+assert "ScatterBackward0" in flat, flat
+assert "ViewBackward0" in flat, flat  # on the flat positions
 # sphinx_gallery_end_ignore
 
 # %%

@@ -130,8 +130,9 @@ print(CLAIMS["select_scatter_vmap_is_expanded_scatter"].statement)
 print(verify("select_scatter_vmap_is_expanded_scatter"))
 
 # %%
-# Under ``vmap``, use ``where`` or ``index_put`` (as
-# :func:`inplace_recipes.at` does inside ``torch.func`` transforms):
+# Under ``vmap``, use ``where`` or ``index_put``
+# (:func:`inplace_recipes.at` uses ``index_put`` inside ``torch.func``
+# transforms):
 
 out = torch.func.vmap(lambda s: ir.RECIPES["where"](x0, 1, s))(src)
 (grad_where,) = torch.autograd.grad(out.sum(), src)
@@ -139,6 +140,13 @@ print(grad_where[0])
 # sphinx_gallery_start_ignore
 assert torch.equal(grad_where, torch.ones_like(src))
 assert torch.equal(grad_src, torch.full_like(src, 7.0))
+from inplace_recipes.updates import default_method
+
+chosen = []
+torch.func.vmap(lambda s: chosen.append(default_method(x0, 1, s)) or s)(src)
+assert chosen == ["index_put"], chosen  # what at() uses under vmap, as the sentence says
+(grad_put,) = torch.autograd.grad(torch.func.vmap(lambda s: ir.at(x0)[1].set(s))(src).sum(), src)
+assert torch.equal(grad_put, torch.ones_like(src))
 # sphinx_gallery_end_ignore
 
 # %%

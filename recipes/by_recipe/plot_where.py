@@ -5,8 +5,11 @@
 ``torch.where(mask, value, x)`` builds a new tensor that holds ``value``
 where the mask is True and ``x`` elsewhere. It takes every kind of index
 (through the mask the index selects), any value that broadcasts, and works
-under ``vmap``. It saves only the boolean mask for backward, one byte per
-element.
+under ``vmap``. ``torch.where`` saves only the boolean mask for backward,
+one byte per element. So does ``ir.where``, unless it first spreads a value
+that requires grad over ``x`` with ``index_put``: with index tensors, or
+with a mask or slices and a tensor of several values; then it also saves
+the written positions, 8 bytes each.
 """
 
 # %%
@@ -55,6 +58,27 @@ print(report)
 # sphinx_gallery_start_ignore
 report.assert_ok()
 assert torch.equal(y, ir.where(x, (slice(None), 1), v))
+# The introduction's bytes: the (3, 4) mask is 12; each written position spread is 8 more.
+from inplace_recipes import bench
+
+nonleaf, some = x * 1, x.detach() > 0.5
+k = int(some.sum())
+
+
+def _saved(index, value):
+    return bench.saved_bytes(ir.RECIPES["where"], nonleaf, index, value)[0]
+
+
+def _grad(*shape):
+    return torch.ones(shape, requires_grad=True)
+
+
+assert bench.saved_bytes(lambda t, i, u: torch.where(i, u, t), nonleaf, some, _grad(3, 4))[0] == 12
+assert _saved((slice(None), 1), v) == _saved(1, _grad(4)) == _saved(some, _grad()) == 12
+assert _saved(some, torch.ones(k)) == _saved(torch.tensor([0, 2]), torch.ones(2, 4)) == 12
+assert _saved(some, _grad(k)) == 12 + 8 * k  # a mask, several values that require grad
+assert _saved(torch.tensor([0, 2]), _grad()) == 12 + 8 * 8  # index tensors: 2 rows of 4
+assert _saved(slice(0, 2), _grad(2, 4)) == 12 + 8 * 8  # a slice and several values
 # sphinx_gallery_end_ignore
 
 # %%

@@ -3,8 +3,9 @@ A whole function out-of-place with ``torch.func.functionalize``
 ===============================================================
 
 ``torch.func.functionalize`` rewrites a function's in-place operations
-into out-of-place ones: each ``y[i] = v`` becomes a ``select_scatter`` or
-``slice_scatter``, exactly the recipes on this site. Trace it to read the
+into out-of-place ones: each write of ints and slices (``y[i] = v``)
+becomes a ``select_scatter`` or ``slice_scatter``, and a write with index
+tensors or a mask an ``index_put``, exactly the recipes on this site. Trace it to read the
 rewrite; then write those recipes into your code, which autograd can
 differentiate.
 """
@@ -48,7 +49,33 @@ ops = [str(n.target) for n in traced.graph.nodes if n.op == "call_function"]
 print("\n".join(ops))
 # sphinx_gallery_start_ignore
 assert "aten.select_scatter.default" in ops
-assert not any(o.endswith("_.Tensor") for o in ops)
+
+
+def _in_place(graph_module):
+    """The ops of a traced graph that write into an argument (their schema says so)."""
+    return [
+        str(n.target)
+        for n in graph_module.graph.nodes
+        if n.op == "call_function"
+        and getattr(n.target, "_schema", None) is not None
+        and n.target._schema.is_mutable
+    ]
+
+
+assert _in_place(traced) == [], _in_place(traced)  # no in-place op is left
+assert "aten.copy_.default" in _in_place(make_fx(f)(torch.rand(3)))  # the check can fail
+
+
+def _advanced(x):  # the introduction: index tensors and masks become index_put
+    y = x.exp()
+    y[torch.tensor([0, 2])] = 0
+    y[y > 2] = 1.0
+    return y
+
+
+advanced = make_fx(functionalize(_advanced, remove="mutations_and_views"))(torch.rand(3))
+assert [str(n.target) for n in advanced.graph.nodes].count("aten.index_put.default") == 2
+assert _in_place(advanced) == []
 # sphinx_gallery_end_ignore
 
 # %%

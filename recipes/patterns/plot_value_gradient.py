@@ -55,13 +55,63 @@ ir.compare_gradients(hidden, 2, token.detach()).assert_ok()
 # A value of another dtype
 # ------------------------
 #
-# setitem casts the value to ``x``'s dtype; the recipes do too, and the
-# gradient flows back through the cast to the float64 value:
+# With ints and slices, and for one element written through a mask, setitem
+# casts the value to ``x``'s dtype; the recipes do too, and the gradient
+# flows back through the cast to the float64 value:
 
 v64 = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
 y = ir.where(torch.zeros(3), 0, v64)
 y.sum().backward()
 print(y.dtype, v64.grad)
+# sphinx_gallery_start_ignore
+assert y.dtype == torch.float32
+assert v64.grad.dtype == torch.float64
+assert v64.grad == 1
+for index in (0, slice(0, 2), torch.tensor([True, False, True])):
+    by_torch = torch.zeros(3)
+    by_torch[index] = v64.detach()  # casts
+    for name, recipe in ir.RECIPES.items():
+        if name != "select_scatter" or not isinstance(index, torch.Tensor):  # it takes no mask
+            assert torch.equal(recipe(torch.zeros(3), index, v64.detach()), by_torch)
+# sphinx_gallery_end_ignore
+
+# %%
+# With index tensors (or several values through a mask) setitem does not
+# cast: it raises, and so does every recipe. Cast the value yourself,
+# ``v64.to(x.dtype)``; the gradient still reaches it.
+
+z = torch.zeros(3)
+try:
+    z[torch.tensor([0, 2])] = v64.detach()
+except RuntimeError as exc:
+    print("setitem:", exc)
+try:
+    ir.where(torch.zeros(3), torch.tensor([0, 2]), v64)
+except RuntimeError as exc:
+    print("ir.where:", exc)
+print(ir.where(torch.zeros(3), torch.tensor([0, 2]), v64.to(torch.float32)))
+# sphinx_gallery_start_ignore
+
+
+def _refuses_dtype(write, *args):
+    """Whether ``write(*args)`` raises torch's error for a value of another dtype."""
+    try:
+        write(*args)
+    except RuntimeError as error:
+        return "dtypes match" in str(error)
+    return False
+
+
+for index, value in [
+    (torch.tensor([0, 2]), v64),
+    ([0, 2], v64),
+    ((torch.tensor([0]),), v64),
+    (torch.tensor([True, False, True]), torch.tensor([1.0, 2.0], dtype=torch.float64)),
+]:
+    assert _refuses_dtype(torch.zeros(3).__setitem__, index, value.detach())
+    for recipe in ir.RECIPES.values():
+        assert _refuses_dtype(recipe, torch.zeros(3), index, value), recipe
+# sphinx_gallery_end_ignore
 
 # %%
 # Learn more

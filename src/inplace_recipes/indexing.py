@@ -519,8 +519,9 @@ def as_value(value: Any, x: Tensor) -> Tensor:
     A number becomes a new 0-d tensor on every call (nothing is kept).
     Gradients flow through the cast, so a float64 value that requires grad
     still receives its gradient when written into a float32 ``x``. (Setitem
-    casts too for ints and slices, but refuses another dtype with index
-    tensors; recipes accept it for every index.)
+    casts too for ints and slices and for one element through a mask, but
+    refuses another dtype with index tensors; so do the recipes, which check
+    before they cast.)
 
     >>> as_value(2.7, torch.zeros(2, dtype=torch.int64))
     tensor(2)

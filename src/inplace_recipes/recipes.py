@@ -86,7 +86,9 @@ _FLOAT_DTYPES = (torch.float32, torch.float64)
 def _prepare(x: Tensor, index: Any, value: Any) -> tuple[IndexPlan, Tensor]:
     """Plan the index, cast the value to ``x``'s dtype and check that it fits."""
     plan = IndexPlan.of(x, index)
-    return plan, _checked_value(plan, x, value)
+    checked = _checked_value(plan, x, value)
+    refuse_other_dtype(x, index, plan, value)
+    return plan, checked
 
 
 def _checked_value(plan: IndexPlan, x: Tensor, value: Any) -> Tensor:
@@ -108,6 +110,79 @@ _current_level = torch._C._functorch.maybe_current_level
 def _in_transform() -> bool:
     """Whether a ``torch.func`` transform (``vmap``, ``grad``, ``jvp``, ...) is active."""
     return _current_level() is not None
+
+
+def _setitem_casts(x: Tensor, index: Any, plan: IndexPlan, value: Tensor) -> bool:
+    """Whether setitem casts a tensor ``value`` of another dtype to ``x``'s (else it raises).
+
+    Setitem writes ints, slices, ``...`` and ``None`` (and a lone Python
+    bool) with ``copy_``, which casts. With an index tensor (a list, an
+    array, a 0-d bool tensor or a bool inside a tuple included) it calls
+    ``index_put_``, which requires equal dtypes, except that ``index_put_``
+    hands one mask of at least one dimension and a one-element value on the
+    CPU to ``masked_fill_``, which casts:
+
+    >>> plan = IndexPlan.of(torch.zeros(3), torch.tensor([0, 2]))
+    >>> _setitem_casts(torch.zeros(3), torch.tensor([0, 2]), plan, torch.tensor(1.0).double())
+    False
+    """
+    if plan.kind == "basic" or index is True or index is False:
+        return True
+    tensors = [i for i in plan.index if isinstance(i, Tensor) and (i.ndim or i.dtype is torch.bool)]
+    if not tensors:  # several '...': no tensor, a copy
+        return True
+    if value.numel() != 1 or value.device.type != "cpu" or len(tensors) != 1:
+        return False
+    mask = tensors[0]
+    return mask.ndim > 0 and mask.dtype is torch.bool and mask.device == x.device
+
+
+def _dtype_mismatch(x: Tensor, value: Tensor) -> RuntimeError:
+    """Torch's own error for ``index_put_`` of a ``value.dtype`` value into ``x``, with a fix."""
+    try:
+        empty = torch.empty(0, dtype=torch.long)
+        torch.empty(0, dtype=x.dtype).index_put_((empty,), torch.empty(0, dtype=value.dtype))
+        message = f"Index put requires the source and destination dtypes match, got {x.dtype} and {value.dtype}"
+    except RuntimeError as torch_error:
+        message = str(torch_error)
+    return RuntimeError(
+        f"{message} (setitem casts a tensor value only for ints and slices, or for "
+        "one element written through a mask; write value.to(x.dtype))"
+    )
+
+
+def refuse_other_dtype(x: Tensor, index: Any, plan: IndexPlan, value: Any) -> None:
+    """Raise where setitem raises for a tensor ``value`` of another dtype than ``x``'s.
+
+    Every recipe calls it first (and :func:`~inplace_recipes.at`'s ``min`` and
+    ``max`` on the dtype of their result).
+
+    Outside ``torch.func`` transforms and ``torch.compile``, torch's own setitem
+    writes the value into a scratch tensor of ``x``'s shape, so that a shape or
+    index error torch checks first comes first, as in setitem; inside them the
+    dtype error is raised at once.
+
+    >>> where(torch.zeros(3), [0, 2], torch.tensor(1.0, dtype=torch.float64))
+    Traceback (most recent call last):
+        ...
+    RuntimeError: Index put requires the source and destination dtypes match, got Float for the destination and Double for the source. (setitem casts ...)
+    """
+    if not isinstance(value, Tensor) or value.dtype is x.dtype:
+        return
+    if value.is_complex() and not x.is_complex():
+        return  # as_value's TypeError names the lost imaginary part
+    if _setitem_casts(x, index, plan, value):
+        return
+    if not (_in_transform() or torch.compiler.is_compiling()):
+        scratch = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        try:
+            scratch[index] = value.detach()
+        except RuntimeError as error:
+            if "dtypes match" in str(error):
+                raise _dtype_mismatch(x, value) from None
+            raise
+        return  # torch cast it after all: so do the recipes
+    raise _dtype_mismatch(x, value)
 
 
 def _refuse_duplicates_for_grad(name: str, plan: IndexPlan, value: Any) -> None:
@@ -177,17 +252,23 @@ def mask_blend(x: Tensor, index: Any, value: Any) -> Tensor:
     float64).
 
     Pitfalls: multiplying by zero does not erase ``inf`` or ``nan``
-    (``inf * 0`` is ``nan``). A non-finite number as the value turns every
+    (``inf * 0`` is ``nan``). A non-finite one-element value turns every
     element that is *not* written into ``nan`` (the written ones are right):
-    ``mask_blend(torch.zeros(3), 0, float("inf"))`` is ``[inf, nan, nan]``.
-    A value tensor with non-finite entries does the same wherever the blend
-    lays a copy of them over unwritten elements (for a row, every other row;
-    for a mask or index tensors, nowhere, as it is scattered into zeros). A
-    non-finite entry of ``x`` at a written position turns that element into
-    ``nan``. Float16 overflow is a non-finite value too. A written ``-0.0``
-    comes out as ``0.0`` (``0.0 + -0.0`` is ``0.0``; the two compare equal). The blend also builds
-    and saves a full-size mask of ``x``'s dtype for backward (4 bytes an
-    element in float32).
+    ``mask_blend(torch.zeros(3), 0, float("inf"))`` is ``[inf, nan, nan]``;
+    with index tensors only a Python float into float32 or float64 does (a
+    tensor value is scattered into zeros first). A value tensor of several
+    entries with non-finite ones does the same wherever the blend lays a
+    copy of them over unwritten elements (for a row, every other row; for
+    slices, a mask or index tensors, nowhere, as it is scattered into
+    zeros). A non-finite entry of ``x`` at a written position turns that
+    element into ``nan``. Float16 overflow is a non-finite value too. A
+    written ``-0.0`` comes out as ``0.0`` (``0.0 + -0.0`` is ``0.0``; the
+    two compare equal). For ints and slices (and index tensors with a Python
+    number) the blend also builds and saves
+    a full-size mask of ``x``'s dtype for backward (4 bytes an element in
+    float32; two with a value that requires grad); for a mask, boolean
+    masks (one byte an element), as for index tensors with a tensor value,
+    which also save the written positions (8 bytes each).
 
     With index tensors that name a position twice, values and gradients match
     setitem's (the value is scattered first).
@@ -196,6 +277,8 @@ def mask_blend(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([1., 5., 1.])
     """
     plan = IndexPlan.of(x, index)
+    if isinstance(value, Tensor) and value.dtype is not x.dtype:
+        refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(mask_blend, plan, x, index, value)
     if _plain_float(x, value):  # x * (1 - m) + value * m, the product in x's dtype
@@ -227,13 +310,17 @@ def where(x: Tensor, index: Any, value: Any) -> Tensor:
     element with any recipe or setitem (its gradient is zero too), and the
     same fix applies. Here both branches are inputs, so the recipe itself is
     safe. It saves the boolean mask (one byte per
-    element) for backward. With index tensors that name a position twice,
+    element) for backward, and, where it first spreads a value that requires
+    grad with ``index_put`` (index tensors; a mask or slices and several
+    values), the written positions too (8 bytes each). With index tensors that name a position twice,
     values and gradients match setitem's (the value is scattered first).
 
     >>> where(torch.ones(3), torch.tensor([True, False, True]), 0.0)
     tensor([0., 1., 0.])
     """
     plan = IndexPlan.of(x, index)
+    if isinstance(value, Tensor) and value.dtype is not x.dtype:
+        refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(where, plan, x, index, value)
     if _plain_float(x, value):
@@ -247,8 +334,9 @@ def where(x: Tensor, index: Any, value: Any) -> Tensor:
 def clone_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
     """``y = x.clone(); y[index] = value``: the reference every recipe matches.
 
-    Autograd records the write as ``CopySlices``; nothing extra is saved for
-    backward. The index is planned only if setitem refuses it, so that the
+    For ints and slices autograd records the write as ``CopySlices`` and
+    saves nothing for backward; with index tensors or a mask it is
+    ``IndexPutBackward0``, which saves them. The index is planned only if setitem refuses it, so that the
     error is the one every recipe gives; on small tensors planning costs more
     than the write. Pitfall: under ``torch.func.vmap`` with a batched ``value`` and
     an unbatched ``x`` the write fails, since the clone has no batch
@@ -257,12 +345,16 @@ def clone_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
     >>> clone_setitem(torch.zeros(2, 2), (0, 1), 3.0)
     tensor([[0., 3.],
             [0., 0.]])
+    >>> x = torch.zeros(3, requires_grad=True)
+    >>> [type(clone_setitem(x, i, 3.0).grad_fn).__name__ for i in (1, [1])]
+    ['CopySlices', 'IndexPutBackward0']
     """
     if not isinstance(x, Tensor):
         raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
     if x.layout is not torch.strided:
         IndexPlan.of(x, index)  # torch's own message for sparse tensors
-    # setitem with index tensors refuses a value of another dtype: pass the cast one
+    if isinstance(value, Tensor) and value.dtype is not x.dtype:  # as every recipe does
+        refuse_other_dtype(x, index, IndexPlan.of(x, index), value)
     v = value if type(value) in (bool, int, float) else as_value(value, x)
     y = x.clone()
     try:
@@ -287,12 +379,15 @@ def index_put(x: Tensor, index: Any, value: Any) -> Tensor:
     setitem's on the CPU, as both run the same kernel in the same order: the
     last write wins (torch's documentation leaves it undefined for
     ``index_put``); ``accumulate=True`` adds them instead. It saves its index
-    tensors for backward (8 bytes per position and tensor).
+    tensors for backward: 8 bytes per element of each int64 index tensor (4
+    for int32; a mask, one byte per element), not per written position.
 
     >>> index_put(torch.zeros(4), torch.tensor([3, 0]), torch.tensor([1.0, 2.0]))
     tensor([2., 0., 0., 1.])
     """
     plan = IndexPlan.of(x, index)
+    if isinstance(value, Tensor) and value.dtype is not x.dtype:
+        refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(index_put, plan, x, index, value)
     v = _checked_value(plan, x, value)
@@ -327,6 +422,8 @@ def scatter(x: Tensor, index: Any, value: Any) -> Tensor:
     tensor([0., 4., 5.])
     """
     plan = IndexPlan.of(x, index)
+    if isinstance(value, Tensor) and value.dtype is not x.dtype:
+        refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(scatter, plan, x, index, value)
     plain = _plain_float(x, value)
@@ -379,6 +476,8 @@ def select_scatter(x: Tensor, index: Any, value: Any) -> Tensor:
             [1., 0., 1.]])
     """
     plan = IndexPlan.of(x, index)
+    if isinstance(value, Tensor) and value.dtype is not x.dtype:
+        refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(select_scatter, plan, x, index, value)
     if plan.kind != "basic":
@@ -437,6 +536,8 @@ def masked_fill(x: Tensor, index: Any, value: Any) -> Tensor:
             [0., 9., 0.]])
     """
     plan = IndexPlan.of(x, index)
+    if isinstance(value, Tensor) and value.dtype is not x.dtype:
+        refuse_other_dtype(x, index, plan, value)
     if x.dtype in _SIGNED_OF:
         return _wide_unsigned(masked_fill, plan, x, index, value)
     if _plain_float(x, value):

@@ -38,7 +38,7 @@ import torch
 from torch import Tensor
 
 from .indexing import IndexPlan, as_value
-from .recipes import RECIPES
+from .recipes import RECIPES, refuse_other_dtype
 from .recommend import best_recipe, quick_recipe
 
 __all__ = ["MODES", "Mode", "at"]
@@ -87,7 +87,7 @@ def default_method(x: Tensor, index: Any, value: Any) -> str:
     """The recipe ``set`` uses: :func:`~inplace_recipes.recommend.best_recipe`'s
     choice, except inside a ``torch.func`` transform, where it is
     ``index_put``: ``clone`` fails under ``vmap`` for a batched value,
-    ``select_scatter``'s gradient to x is wrong through ``vmap``,
+    ``select_scatter``'s gradient to the written source is wrong through ``vmap``,
     ``masked_fill``'s ``index_fill`` writes one batch's value everywhere under
     ``vmap``, and ``index_put`` needs no data-dependent duplicate check, so it
     takes a batched index too.
@@ -204,6 +204,24 @@ def _cannot_cast(result: torch.dtype, target: torch.dtype) -> RuntimeError:
     return RuntimeError(f"result type {result} can't be cast to the desired output type {target}")
 
 
+def _refuse_result_dtype(x: Tensor, index: Any, plan: IndexPlan, op: Op, value: Tensor) -> None:
+    """Raise where ``y[index] = torch.minimum(x[index], value)`` (or ``maximum``)
+    raises: setitem refuses a result of another dtype than ``x``'s with index
+    tensors (see :func:`~inplace_recipes.recipes.refuse_other_dtype`).
+
+    >>> at(torch.zeros(3))[[0, 2]].min(torch.tensor([-1.0, 5.0], dtype=torch.float64))
+    Traceback (most recent call last):
+        ...
+    RuntimeError: Index put requires the source and destination dtypes match, ...
+    """
+    work = _result_dtype(op, x.dtype, len(plan.result_shape) > 0, value)
+    if work is not x.dtype:
+        result = torch.empty(plan.result_shape, dtype=work, device=x.device)
+        refuse_other_dtype(
+            x, index, plan, result + torch.empty(value.shape, dtype=work, device=x.device)
+        )
+
+
 def _result_dtype(op: Op, dtype: torch.dtype, shaped: bool, value: Any) -> torch.dtype:
     """The dtype torch's own ``op`` gives for ``x[index]`` (of ``dtype``, 0-d
     unless ``shaped``) and ``value``, found by running it on a one-element
@@ -229,7 +247,9 @@ class at:  # named like jax.Array.at and array_api_extra.at
     :class:`~inplace_recipes.indexing.IndexPlan`.
 
     Types follow torch's in-place promotion: ``set``, ``min`` and ``max``
-    cast the value to ``x``'s dtype as setitem does; the arithmetic methods
+    cast the value to ``x``'s dtype where setitem casts it, and raise where
+    it raises (a tensor of another dtype with index tensors, or through a
+    mask with more than one element); the arithmetic methods
     raise torch's "result type Float can't be cast to the desired output
     type Long" where ``y[idx] *= 2.5`` raises it.
 
@@ -431,6 +451,8 @@ class at:  # named like jax.Array.at and array_api_extra.at
         if isinstance(value, Tensor) and value.device != x.device:
             value = value.to(x.device)
         if op in _REDUCE:  # no in-place form: the value is cast to x's dtype, as setitem casts
+            if isinstance(value, Tensor):  # ... where setitem casts the result of minimum/maximum
+                _refuse_result_dtype(x, index, plan, op, value)
             value = as_value(value, x)
         if plan.kind != "advanced":
             return finish(self._combine_and_write(x, plan, op, value))

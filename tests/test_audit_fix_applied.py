@@ -379,7 +379,42 @@ def hooked_relu_reference() -> list[Tensor]:
     return list(torch.autograd.grad(loss, [x, *lin.parameters()]))
 
 
+NO_GRAD_ONE_LINE = """
+    import sys
+    import torch
+
+    x = torch.linspace(-1, 1, 4, dtype=torch.float64).requires_grad_()
+    h = torch.sigmoid(x)
+    with torch.no_grad(): h.mul_(2)
+    (h * h).sum().backward()
+    torch.save([x.grad], sys.argv[1])
+"""
+
+SEMICOLONS = """
+    import sys
+    import torch
+
+    x = torch.linspace(-1, 1, 4, dtype=torch.float64).requires_grad_()
+    h = torch.sigmoid(x); h.mul_(2)
+    (h * h).sum().backward()
+    torch.save([x.grad], sys.argv[1])
+"""
+
+
+def doubled_sigmoid_reference() -> list[Tensor]:
+    """d/dx sum((2 s)^2) = 8 s s (1 - s), s = sigmoid(x)."""
+    s = torch.sigmoid(_x())
+    return [8 * s * s * (1 - s)]
+
+
 CASES = [
+    Case("no_grad one line", NO_GRAD_ONE_LINE, doubled_sigmoid_reference, r"h = h\.mul\(2\)"),
+    Case(
+        "semicolons",
+        SEMICOLONS,
+        doubled_sigmoid_reference,
+        r"h = torch\.sigmoid\(x\); h = h\.mul\(2\)",
+    ),
     Case("placeholder", PLACEHOLDER, placeholder_reference, r"y = y\.add\(1\); z = y"),
     Case("residual", RESIDUAL, residual_reference, r"h = h \+ x"),
     Case("setitem", SETITEM, setitem_reference, r"y = inplace_recipes\.at\(y\)\[1\]\.set\(5\.0\)"),

@@ -12,6 +12,7 @@ Reads the records (:mod:`.records`); the recorder calls it, and it calls nothing
 
 from __future__ import annotations
 
+import ast
 import linecache
 import os
 import re
@@ -155,14 +156,79 @@ def _rewrite_call(code: str, name: str, same_source: bool) -> str | None:
     """The line with ``target.name(args)`` taken out of place, under the line's own names.
 
     ``y.add_(1)`` gives ``y = y.add(1)``; ``z = y.add_(1)`` gives ``y = y.add(1); z = y``.
+    A line of several statements is rewritten in the statement that calls:
+    ``h = x.exp(); h.mul_(2)`` gives ``h = x.exp(); h = h.mul(2)``, and a
+    one-line ``with torch.no_grad(): h.mul_(2)`` gives ``h = h.mul(2)``
+    (under ``no_grad`` the new ``h`` would have no gradient). ``None`` where
+    the call is not a statement of its own line (in a lambda, a condition),
+    or the rewritten line would not parse.
     """
     call = _call(code, name)
     if call is None:
         return None
     target, arguments, start, end = call
+    span = _statement_span(code, start, end)
+    if span is None:
+        return None
+    first, last, drop = span
+    statement = code[first:last]
     assignment = f"{target} = {out_of_place(name, target, arguments, same_source)}"
-    rest = code[:start] + target + code[end:]
-    return assignment if rest.strip() == target else f"{assignment}; {rest}"
+    rest = statement[: start - first] + target + statement[end - first :]
+    rewritten = assignment if rest.strip() == target else f"{assignment}; {rest.strip()}"
+    line = rewritten if drop else code[:first] + rewritten + code[last:]
+    try:
+        ast.parse(line)
+    except SyntaxError:
+        return None
+    return line
+
+
+def _statement_span(code: str, start: int, end: int) -> tuple[int, int, bool] | None:
+    """Where the simple statement holding ``code[start:end]`` starts and ends, and
+    whether it is the whole body of a one-line ``with torch.no_grad():`` (to be
+    dropped with it); ``None`` if the call is inside a lambda or a compound
+    statement's header, or ``code`` does not parse on its own."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    if not code.isascii():  # ast's offsets count bytes
+        return None
+    for parent in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(parent, field, None)
+            if not isinstance(body, list):
+                continue
+            for statement in body:
+                if isinstance(statement, _COMPOUND) or not isinstance(statement, ast.stmt):
+                    continue
+                first, last = statement.col_offset, statement.end_col_offset or 0
+                if not (first <= start and end <= last):
+                    continue
+                if any(isinstance(n, ast.Lambda) for n in ast.walk(statement)):
+                    return None
+                drop = (
+                    isinstance(parent, ast.With)
+                    and len(body) == 1
+                    and "no_grad" in ast.unparse(parent.items[0].context_expr)
+                    and len(tree.body) == 1
+                )
+                return first, last, drop
+    return None
+
+
+_COMPOUND = (
+    ast.With,
+    ast.AsyncWith,
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.Try,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+)
 
 
 def out_of_place(name: str, target: str, arguments: str, same_source: bool = False) -> str:

@@ -15,8 +15,7 @@ import pytest
 import torch
 from torch import Tensor
 
-import inplace_recipes.auditing as auditing
-from inplace_recipes import audit
+from inplace_recipes import audit, auditing
 from inplace_recipes.auditing.records import HARMFUL
 
 

@@ -149,6 +149,13 @@ for name, ufunc in [("subtract", np.subtract), ("divide", np.divide), ("power", 
     ours = getattr(at(start)[repeated], name)(updates)
     print(f"at[].{name:9}", ours.tolist(), " NumPy ufunc.at:", numpy_answer.tolist())
     assert np.allclose(ours.numpy(), numpy_answer, rtol=1e-15)
+# sphinx_gallery_start_ignore
+threads = torch.get_num_threads()
+torch.set_num_threads(1)
+last = at(torch.zeros(3))[torch.tensor([1] * 1000)].set(torch.arange(1000.0))
+torch.set_num_threads(threads)
+assert last[1].item() == 999.0, last  # "on CPU with one thread, the last" (next cell)
+# sphinx_gallery_end_ignore
 
 # %%
 # ``set`` with duplicates writes one of the values, and, as JAX documents

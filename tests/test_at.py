@@ -433,6 +433,57 @@ def test_forward_mode_jvp_jacfwd_hessian(method: str, kind: str) -> None:
             torch.testing.assert_close(g, w)
 
 
+def test_max_with_tied_duplicates_by_hand() -> None:
+    """x = [1, 0], at[[0, 0]].max([1, 1]): every value ties. Applied once per
+    occurrence, c1 = maximum(1, v0) gives each side 1/2 and c2 = maximum(c1, v1)
+    halves that again: dx0 = dv0 = 1/4, dv1 = 1/2 (scatter_reduce and JAX give
+    1/3 to each)."""
+    x = torch.tensor([1.0, 0.0], dtype=torch.float64, requires_grad=True)
+    v = torch.tensor([1.0, 1.0], dtype=torch.float64, requires_grad=True)
+    for method in ("max", "min"):
+        gx, gv = torch.autograd.grad(call(method, x, torch.tensor([0, 0]), v).sum(), (x, v))
+        assert gx.tolist() == [0.25, 1.0], method
+        assert gv.tolist() == [0.25, 0.5], method
+
+
+@st.composite
+def tied_duplicates(draw: st.DrawFn) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Like :func:`duplicates`, with x and the value drawn from {0, 1, 2}, so
+    that a position's updates often tie with each other and with x."""
+    x, index, value = draw(duplicates())
+    gen = torch.Generator().manual_seed(draw(st.integers(0, 2**16)))
+    tie = lambda t: torch.randint(0, 3, t.shape, generator=gen).to(t.dtype)
+    return tie(x), index, tie(value)
+
+
+@pytest.mark.parametrize("method", ["min", "max"])
+@given(case=tied_duplicates())
+@settings(max_examples=40)
+def test_min_max_with_tied_duplicates_apply_once_per_occurrence(
+    method: str, case: tuple[torch.Tensor, ...]
+) -> None:
+    """Ties: value, reverse mode (first and second order) and forward mode
+    equal torch.minimum/maximum applied once per occurrence, in index order."""
+    x, index, value = case
+    compare_gradients(
+        x,
+        index,
+        value,
+        {method: lambda a, i, v: call(method, a, i, v)},
+        reference=apply_each(method),
+        second_order=True,
+    ).assert_ok()
+    mine = lambda a, b: call(method, a, index, b)
+    ref = lambda a, b: sequential(method, a, index, b)
+    tangents = (torch.rand_like(x), torch.rand_like(value))
+    for g, w in zip(
+        torch.func.jvp(mine, (x, value), tangents),
+        torch.func.jvp(ref, (x, value), tangents),
+        strict=True,
+    ):
+        torch.testing.assert_close(g, w)
+
+
 @pytest.mark.parametrize("kind", list(FORWARD_INDICES))
 def test_forward_mode_set(kind: str) -> None:
     index = FORWARD_INDICES[kind]

@@ -409,6 +409,34 @@ def doubled_sine_reference() -> list[Tensor]:
     return [8 * x.sin() * x.cos() + 2 * x.cos()]
 
 
+NO_GRAD_ONE_LINE = """
+    import sys
+    import torch
+
+    x = torch.linspace(-1, 1, 4, dtype=torch.float64).requires_grad_()
+    h = torch.sigmoid(x)
+    with torch.no_grad(): h.mul_(2)
+    (h * h).sum().backward()
+    torch.save([x.grad], sys.argv[1])
+"""
+
+SEMICOLONS = """
+    import sys
+    import torch
+
+    x = torch.linspace(-1, 1, 4, dtype=torch.float64).requires_grad_()
+    h = torch.sigmoid(x); h.mul_(2)
+    (h * h).sum().backward()
+    torch.save([x.grad], sys.argv[1])
+"""
+
+
+def doubled_sigmoid_reference() -> list[Tensor]:
+    """d/dx sum((2 s)^2) = 8 s s (1 - s), s = sigmoid(x)."""
+    s = torch.sigmoid(_x())
+    return [8 * s * s * (1 - s)]
+
+
 CASES = [
     Case(
         "unmarked Function, input used again",
@@ -423,6 +451,13 @@ CASES = [
         doubled_sine_reference,
         r"x = x\.mul\(2\); return x  # or keep the write: ctx\.mark_dirty\(\) .*",
         "wrong gradients if reused",
+    ),
+    Case("no_grad one line", NO_GRAD_ONE_LINE, doubled_sigmoid_reference, r"h = h\.mul\(2\)"),
+    Case(
+        "semicolons",
+        SEMICOLONS,
+        doubled_sigmoid_reference,
+        r"h = torch\.sigmoid\(x\); h = h\.mul\(2\)",
     ),
     Case("placeholder", PLACEHOLDER, placeholder_reference, r"y = y\.add\(1\); z = y"),
     Case("residual", RESIDUAL, residual_reference, r"h = h \+ x"),

@@ -129,3 +129,74 @@ def test_fix_without_the_arguments_names_real_functions(name: str) -> None:
     assert code.startswith(("x.", "torch.")), code
     for method in names_in(code):
         assert hasattr(torch.Tensor, method) or hasattr(torch, method), (method, code)
+
+
+def _no_grad_shift(x: torch.Tensor) -> torch.Tensor:
+    y = x * 2
+    with torch.no_grad():
+        y.add_(1.0)
+    return (y * y).sum()
+
+
+def _no_grad_scale(x: torch.Tensor) -> torch.Tensor:
+    y = x * 2
+    with torch.no_grad():
+        y.mul_(3.0)
+    return (y * y).sum()
+
+
+def _no_grad_shift_by_x(x: torch.Tensor) -> torch.Tensor:
+    y = x * 2
+    with torch.no_grad():
+        y.add_(x)
+    return (y * y).sum()
+
+
+@pytest.mark.parametrize(
+    ("fn", "consequence", "true_grad"),
+    [
+        (_no_grad_shift, "safe", lambda x: 4 * (2 * x + 1)),  # d/dx (2x + 1)^2
+        (_no_grad_scale, "wrong gradients", lambda x: 72 * x),  # d/dx (6x)^2
+        (_no_grad_shift_by_x, "wrong gradients", lambda x: 18 * x),  # d/dx (3x)^2
+    ],
+    ids=["shift by a constant", "scale", "shift by x"],
+)
+def test_no_grad_write_on_a_non_leaf_is_wrong_gradients_only_when_they_are(
+    fn: object, consequence: str, true_grad: object
+) -> None:
+    """A no_grad write autograd does not see leaves the gradients right when its
+    derivative is 1 (a shift by a constant); the audit says so, and says wrong
+    gradients where backward's answer differs from the true derivative."""
+    assert callable(fn)
+    assert callable(true_grad)
+    x0 = torch.linspace(-1, 1, 3, dtype=torch.float64)
+    x = x0.clone().requires_grad_()
+    with audit() as report:
+        fn(x).backward()
+    assert [r["consequence"] for r in report.to_records()] == [consequence]
+    right = torch.allclose(x.grad, true_grad(x0))
+    assert right == (consequence == "safe"), (x.grad, true_grad(x0))
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "with torch.no_grad(): h.mul_(2)",
+        "h = x.sigmoid(); h.mul_(2)",
+        "h.mul_(2); z = h",
+        "run(lambda h: h.mul_(2))",
+        "if h.mul_(2).sum() > 0: pass",
+        "for _ in range(1): h.mul_(2)",
+    ],
+)
+def test_the_rewritten_line_parses_and_keeps_the_statement_order(code: str) -> None:
+    from inplace_recipes.auditing.advice import _rewrite_call
+
+    fix = _rewrite_call(code, "mul_", False)
+    if fix is None:  # not a statement of its own: the audit says it in words
+        assert "lambda" in code or code.startswith("if "), code
+        return
+    compile(fix, "<fix>", "exec")
+    assert "no_grad" not in fix, fix
+    if code.startswith("h = x.sigmoid()"):
+        assert fix.index("x.sigmoid()") < fix.index("h.mul(2)"), fix

@@ -81,8 +81,12 @@ def run(*args: str) -> subprocess.CompletedProcess:
 #
 # The script's own output comes first, then its traceback, as Python prints it,
 # then the report: one row per source line that needs a fix, with how many
-# writes it made, which node saved the tensor, and the fix written with the
-# line's own names. The writes that need no fix are summed up on one line.
+# writes it made, which node saved the tensor, and the fix: the statement
+# that writes, rewritten out of place with the line's own names (the rest of
+# a line of several statements kept as it is, a one-line ``with
+# torch.no_grad():`` dropped), or, for a write that is no statement of its
+# own (inside a lambda, say), the fix in words. The writes that need no fix
+# are summed up on one line.
 
 done = run("train.py", "3")
 
@@ -90,6 +94,11 @@ done = run("train.py", "3")
 assert done.returncode == 1, done.stderr
 assert "backward fails  train.py:16" in done.stderr, done.stderr
 assert "fix: x = x + out" in done.stderr
+from inplace_recipes.auditing.advice import _rewrite_call
+
+assert _rewrite_call("h = x.exp(); h.mul_(2)", "mul_", False) == "h = x.exp(); h = h.mul(2)"
+assert _rewrite_call("with torch.no_grad(): h.mul_(2)", "mul_", False) == "h = h.mul(2)"
+assert _rewrite_call("run(lambda h: h.mul_(2))", "mul_", False) is None
 assert "are safe (ReLU(inplace=True) after NativeBatchNorm" in " ".join(done.stderr.split())
 assert str(folder) not in done.stderr.split("inplace_recipes audit of")[1]
 # sphinx_gallery_end_ignore

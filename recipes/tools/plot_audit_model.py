@@ -5,9 +5,11 @@ Find the in-place operations in your model
 ``one of the variables needed for gradient computation has been modified by an
 inplace operation`` fires in ``backward()``, far from the line at fault, and a
 ``.data`` edit raises nothing at all: it just gives wrong gradients.
-:func:`inplace_recipes.auditing.audit` runs your code once and lists every in-place write on
-a tensor of the autograd graph, with its file and line, what backward will do
-about it, and the out-of-place recipe that removes it.
+:func:`inplace_recipes.auditing.audit` runs your code once and lists the in-place writes
+it sees on tensors of the autograd graph, with their file and line, what backward
+will do about each, and the out-of-place recipe that removes it. It sees the
+torch calls made on the calling thread inside the audit, into graphs built
+there: run the forward inside it. What it does not see is listed at the end.
 """
 
 # %%
@@ -341,6 +343,53 @@ if not counts["available"]:
 # audit, with the worker processes it starts, and prints this report when it
 # ends, also when it raises or is interrupted; ``--json`` and ``--fail-on`` make
 # it a CI check. See :doc:`plot_audit_command`.
+
+# %%
+# What the audit does not see
+# ---------------------------
+#
+# Each of these harms backward, and the audit reports nothing harmful
+# (``tests/test_audit_limits.py`` checks each one, against the list in
+# :mod:`inplace_recipes.auditing`):
+#
+# - graphs built before the audit started: a write that breaks their backward
+#   is reported ``"safe"``;
+# - writes from another thread;
+# - writes through the NumPy bridge (``t.numpy()[...] = v``);
+# - ``set_`` on a ``detach()`` alias, and writes into ``untyped_storage()``.
+
+# sphinx_gallery_start_ignore
+from inplace_recipes import auditing
+
+for limit in (
+    "graphs built before the audit started",
+    "another thread",
+    "NumPy bridge",
+    "``set_`` on a ``detach()`` alias",
+    "``untyped_storage()``",
+):
+    assert limit in (auditing.__doc__ or ""), limit
+early = torch.linspace(-1, 1, 3).requires_grad_()
+saved = early.sigmoid()  # saved for backward before the audit starts
+with ir.audit() as before:
+    saved.mul_(2)
+assert [r["consequence"] for r in before.to_records()] == ["safe"], before
+with ir.audit() as bridge:
+    seen = early.sigmoid()
+    seen.detach().numpy()[:] = 0.0
+    seen.sum().backward()
+assert early.grad is not None
+assert early.grad.abs().sum() == 0, early.grad  # the true gradient is sigmoid', not 0
+assert not [r for r in bridge.to_records() if r["fix"]], bridge
+# "any such hook turns the version check off" (Learn more, below): identity hooks
+hooked_x = torch.linspace(-1, 1, 3).requires_grad_()
+with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+    hooked = hooked_x.sigmoid()
+hooked.mul_(2)  # breaks backward without the hooks
+hooked.sum().backward()  # runs: no version check
+true_grad = torch.sigmoid(hooked_x.detach()) * (1 - torch.sigmoid(hooked_x.detach()))
+assert not torch.allclose(hooked_x.grad, true_grad), hooked_x.grad
+# sphinx_gallery_end_ignore
 
 # %%
 # Learn more

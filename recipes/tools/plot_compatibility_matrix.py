@@ -19,7 +19,9 @@ before the page can drift.
 # "works" means the result and the derivatives to ``x`` and to the value
 # match the reference; "error" quotes the exception; "wrong" means it ran and
 # gave a different answer, or changed its input. The in-place baseline is
-# ``x[index] = value`` on the input itself. Each column checks:
+# ``x[index] = value`` on the input itself. A recipe that writes one value
+# only (``masked_fill``) is run with a one-element value, as the setup line
+# printed above the table says. Each column checks:
 
 from inplace_recipes.matrix import DESCRIPTIONS, compatibility_matrix
 
@@ -39,6 +41,8 @@ print(f"(computed in {matrix.seconds:.0f} s)")
 assert all(matrix["at[].set", c].status in ("works", "n/a") for c in matrix.cols)
 assert matrix["clone", "vmap value"].status == "error"
 assert {"jvp", "jacfwd", "hessian"} <= set(matrix.cols)
+# the setup names the rows run with a one-element value (masked_fill raises for [2])
+assert "(masked_fill: a one-element value" in matrix.setup, matrix.setup
 # sphinx_gallery_end_ignore
 matrix
 

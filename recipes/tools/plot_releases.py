@@ -4,7 +4,9 @@ Other torch releases
 
 This site is checked against the pinned torch. ``nox -s releases`` runs the
 same checks on other releases: every repro of the error reference, every
-sentence the site says about torch (:mod:`inplace_recipes.claims`), the
+claim the package registers in :mod:`inplace_recipes.claims` (the torch
+behaviours it relies on; a claim a page registers for itself, such as the
+audit page's, runs on the pinned torch only, when the page is built), the
 compatibility matrix and the conformance suites. Each run is committed
 with its provenance in ``docs/measurements/releases/``, and this page lines
 them up against the pin, with every value that differs from the pin
@@ -31,6 +33,12 @@ print(comparison.summary())
 # sphinx_gallery_start_ignore
 assert comparison.baseline == releases.pinned_torch()
 assert len(comparison.releases) >= 2, "run nox -s releases: only the pin has a run"
+from inplace_recipes.claims import CLAIMS
+
+in_run = {row.label for row in comparison.rows["claims"]}
+assert in_run <= {c.statement for c in CLAIMS.values()}, in_run
+page_claim = "r[:, 0] = 0 on the output tanh saved makes backward fail, with no other write"
+assert page_claim not in in_run  # the audit page's own claim is not in the release runs
 # sphinx_gallery_end_ignore
 
 # %%

@@ -386,6 +386,7 @@ def compatibility_matrix(
     start = time.perf_counter()
     cells: dict[tuple[str, str], Cell] = {}
     timings: dict[str, float] = {}
+    single: list[str] = []
     for name, fn in chosen.items():
         row_start = time.perf_counter()
         v = value
@@ -393,6 +394,7 @@ def compatibility_matrix(
             fn(x.clone(), index, v)
         except UnsupportedValueError:
             v = value.reshape(-1)[:1].reshape(())  # a recipe that writes one value
+            single.append(name)
         except Exception:  # noqa: BLE001, S110 - each cell reports it
             pass
         for col in cols:
@@ -414,8 +416,13 @@ def compatibility_matrix(
     if "compile" in cols:
         torch._dynamo.reset()
     setup = (
-        f"x: float32 {list(shape)}, index {index!r}, value of shape {list(value.shape)}; "
-        f"torch {torch.__version__}"
+        f"x: float32 {list(shape)}, index {index!r}, value of shape {list(value.shape)}"
+        + (
+            f" ({', '.join(single)}: a one-element value, the only kind it writes)"
+            if single
+            else ""
+        )
+        + f"; torch {torch.__version__}"
     )
     return CompatibilityMatrix(
         list(chosen), cols, cells, time.perf_counter() - start, setup, timings

@@ -31,6 +31,7 @@ __all__ = [
     "case_fingerprint",
     "disagreements",
     "load_peers",
+    "misses",
     "table",
     "to_html",
 ]
@@ -98,15 +99,48 @@ def disagreements(run: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def by_source(run: Mapping[str, Any]) -> dict[str, dict[str, int]]:
-    """Per source of the cases (the peer test they were ported from): how many agree."""
+    """Per source of the cases (the peer test they were ported from): how many agree,
+    and how many each library got right against the case's own expected answer
+    (NumPy's result, or the error the case expects), which no library computed.
+
+    >>> case = {"source": "t", "all_agree": False, "differs": ["jax"],
+    ...         "matches_expected": {"inplace_recipes": False, "jax": True}}
+    >>> by_source({"cases": [case]})["t"]["inplace_recipes matches the expected"]
+    0
+    """
     counts: dict[str, dict[str, int]] = {}
     for case in run["cases"]:
-        entry = counts.setdefault(case["source"], {"cases": 0, "all agree": 0})
+        entry = counts.setdefault(
+            case["source"],
+            {"cases": 0, "all agree": 0, **{f"{n} matches the expected": 0 for n in LIBRARIES}},
+        )
         entry["cases"] += 1
         entry["all agree"] += case["all_agree"]
         for name in case["differs"]:
             entry[f"{name} differs"] = entry.get(f"{name} differs", 0) + 1
+        for name, matched in case["matches_expected"].items():
+            entry[f"{name} matches the expected"] += matched is True
     return counts
+
+
+def misses(run: Mapping[str, Any], name: str = "inplace_recipes") -> dict[str, int]:
+    """The cases where ``name`` does not give the expected answer, by what it did
+    instead: the error it raised, or ``"another result"`` (most cases first).
+
+    >>> case = {"matches_expected": {"inplace_recipes": False},
+    ...         "kinds": ["inplace_recipes raises, jax returns a result: ValueError: step"]}
+    >>> misses({"cases": [case]})
+    {'raises ValueError: step': 1}
+    """
+    counts: dict[str, int] = {}
+    prefix = f"{name} raises, "
+    for case in run["cases"]:
+        if case["matches_expected"].get(name) is not False:
+            continue
+        raised = next((k for k in case["kinds"] if k.startswith(prefix)), None)
+        kind = "raises " + raised.split(": ", 1)[1] if raised else "another result"
+        counts[kind] = counts.get(kind, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
 def by_kind(run: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -471,12 +471,14 @@ class at:  # named like jax.Array.at and array_api_extra.at
     def _update_positions(x: Tensor, plan: IndexPlan, op: Op, value: Any) -> Tensor:
         """Index tensors: every update applies, duplicates included.
 
-        ``add``/``subtract`` accumulate with ``index_put``; ``min``/``max``
-        use ``scatter_reduce``. The products (``multiply``, ``divide``,
-        ``power``) run in rounds, one per occurrence of a position: torch
-        2.13's ``scatter_reduce(reduce="prod")`` drops the forward-mode
-        tangent, and a round of gather, combine, ``index_put`` is exact in
-        every mode.
+        ``add``/``subtract`` accumulate with ``index_put``. The others
+        (``multiply``, ``divide``, ``power``, ``min``, ``max``) run in rounds,
+        one per occurrence of a position, each a gather, torch's own op and an
+        ``index_put``, so each occurrence is ``y[p] = op(y[p], v)`` in every
+        mode: torch 2.13's ``scatter_reduce(reduce="prod")`` drops the
+        forward-mode tangent, and ``scatter_reduce(reduce="amax")`` shares the
+        gradient of a tie equally among every tied entry (as JAX does), where
+        ``torch.maximum`` applied once per occurrence halves it at each step.
         """
         positions = plan.flat_positions().reshape(-1)
         work = _result_dtype(op, x.dtype, len(plan.result_shape) > 0, value)
@@ -492,22 +494,20 @@ class at:  # named like jax.Array.at and array_api_extra.at
             if op == "subtract":
                 source = -source
             out = flat.index_put((positions,), source, accumulate=True)
-        elif op in _REDUCE:
-            out = flat.scatter_reduce(0, positions, source, _REDUCE[op], include_self=True)
         else:
             # a Python number stays one, as in torch's own `y[i] **= 2` (bool ** True)
             step = source if isinstance(value, Tensor) else value
-            out = _products_in_rounds(flat, positions, step, op, plan)
+            out = _in_rounds(flat, positions, step, op, plan)
         return out.view(x.shape).to(x.dtype)
 
 
-def _products_in_rounds(
+def _in_rounds(
     flat: Tensor, positions: Tensor, source: Tensor | complex, op: Op, plan: IndexPlan
 ) -> Tensor:
     """``flat[p] = op(flat[p], s)`` for every ``(p, s)`` in order, one round per
     occurrence: round k takes each position's k-th update. Updates outside the
-    round go to an extra slot (their value the identity 1, or the number
-    ``source``), cut off at the end: nothing there reaches x or the value."""
+    round go to an extra slot (their value 1, or the number ``source``), cut
+    off at the end: nothing there reaches x or the value."""
     occurrence = _occurrence(positions)
     if torch.compiler.is_compiling() or _index_tensors_batched(plan):
         rounds = positions.numel()  # no data-dependent count under vmap or compile

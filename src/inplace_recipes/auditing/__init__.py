@@ -43,6 +43,17 @@ it costs nothing: this package is imported on first use, and no mode or
 hook stays installed after the ``with`` block. Writes under ``no_grad`` to
 leaves that nothing saved (initialisation, optimizer steps) are not reported.
 
+What it sees: torch calls made on the calling thread inside the audit, and
+the saved tensors of graphs built there. Run the forward inside the audit.
+What it does not see (``tests/test_audit_limits.py`` checks each one, so
+this list fails when it changes):
+
+- graphs built before the audit started: a write that breaks their backward
+  is reported ``"safe"``;
+- writes from another thread;
+- writes through the NumPy bridge (``t.numpy()[...] = v``);
+- ``set_`` on a ``detach()`` alias, and writes into ``untyped_storage()``.
+
 ``python -m inplace_recipes audit train.py`` audits a script unchanged; see
 :mod:`inplace_recipes.auditing.cli`.
 """

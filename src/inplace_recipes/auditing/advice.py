@@ -12,6 +12,7 @@ Reads the records (:mod:`.records`); the recorder calls it, and it calls nothing
 
 from __future__ import annotations
 
+import ast
 import linecache
 import os
 import re
@@ -180,23 +181,102 @@ def _call(code: str, name: str) -> tuple[str, str, int, int] | None:
 def _rewrite_call(code: str, name: str, same_source: bool) -> str | None:
     """The line with ``target.name(args)`` taken out of place, under the line's own names.
 
-    ``y.add_(1)`` gives ``y = y.add(1)``; ``z = y.add_(1)`` gives ``y = y.add(1); z = y``;
-    the line's other statements stay as they are.
+    ``y.add_(1)`` gives ``y = y.add(1)``; ``z = y.add_(1)`` gives ``y = y.add(1); z = y``.
+    A line of several statements is rewritten in the statement that calls:
+    ``h = x.exp(); h.mul_(2)`` gives ``h = x.exp(); h = h.mul(2)``, and a
+    one-line ``with torch.no_grad(): h.mul_(2)`` gives ``h = h.mul(2)``
+    (under ``no_grad`` the new ``h`` would have no gradient). ``None`` where
+    the call is not a statement of its own line (in a lambda, a condition),
+    or the rewritten line would not parse. A line from a function body
+    (``return``) is read as one:
 
     >>> _rewrite_call("x.mul_(2); return x", "mul_", False)
     'x = x.mul(2); return x'
+    >>> _rewrite_call("with torch.no_grad(): h.mul_(2)", "mul_", False)
+    'h = h.mul(2)'
     """
-    statements = _statements(code)
-    for n, statement in enumerate(statements):
-        call = _call(statement, name)
-        if call is None:
-            continue
-        target, arguments, start, end = call
-        assignment = f"{target} = {out_of_place(name, target, arguments, same_source)}"
-        rest = (statement[:start] + target + statement[end:]).strip()
-        statements[n] = assignment if rest == target else f"{assignment}; {rest}"
-        return "; ".join(statements)
+    call = _call(code, name)
+    if call is None:
+        return None
+    target, arguments, start, end = call
+    span = _statement_span(code, start, end)
+    if span is None:
+        return None
+    first, last, drop = span
+    statement = code[first:last]
+    assignment = f"{target} = {out_of_place(name, target, arguments, same_source)}"
+    rest = statement[: start - first] + target + statement[end - first :]
+    rewritten = assignment if rest.strip() == target else f"{assignment}; {rest.strip()}"
+    line = rewritten if drop else code[:first] + rewritten + code[last:]
+    return line if _parsed(line) is not None else None
+
+
+def _statement_span(code: str, start: int, end: int) -> tuple[int, int, bool] | None:
+    """Where the simple statement holding ``code[start:end]`` starts and ends, and
+    whether it is the whole body of a one-line ``with torch.no_grad():`` (to be
+    dropped with it); ``None`` if the call is inside a lambda or a compound
+    statement's header, or ``code`` does not parse on its own."""
+    parsed = _parsed(code)
+    if parsed is None or not code.isascii():  # ast's offsets count bytes
+        return None
+    tree, shift, top = parsed
+    for parent in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(parent, field, None)
+            if not isinstance(body, list):
+                continue
+            for statement in body:
+                if isinstance(statement, _COMPOUND) or not isinstance(statement, ast.stmt):
+                    continue
+                first = statement.col_offset - shift
+                last = (statement.end_col_offset or 0) - shift
+                if not (first <= start and end <= last):
+                    continue
+                if any(isinstance(n, ast.Lambda) for n in ast.walk(statement)):
+                    return None
+                drop = (
+                    isinstance(parent, ast.With)
+                    and len(body) == 1
+                    and "no_grad" in ast.unparse(parent.items[0].context_expr)
+                    and len(top) == 1
+                )
+                return first, last, drop
     return None
+
+
+_COMPOUND = (
+    ast.With,
+    ast.AsyncWith,
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.Try,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+)
+
+
+#: A line read as the body of a function, for lines with ``return`` or ``yield``.
+_FUNCTION = "def _line():\n "
+
+
+def _parsed(code: str) -> tuple[ast.Module, int, list[ast.stmt]] | None:
+    """``code`` parsed on its own, or as a function's body line; with the column shift of
+    that reading and its top-level statements. ``None`` if it parses neither way."""
+    try:
+        tree = ast.parse(code)
+        return tree, 0, tree.body
+    except SyntaxError:
+        pass
+    try:
+        tree = ast.parse(_FUNCTION + code)
+    except SyntaxError:
+        return None
+    function = tree.body[0]
+    assert isinstance(function, ast.FunctionDef)
+    return tree, 1, function.body
 
 
 def _statements(code: str) -> list[str]:

@@ -402,6 +402,9 @@ class Recorder:
         elif t.requires_grad:
             kind, consequence = "non-leaf under no_grad", "wrong gradients"
             detail = "autograd does not see this write"
+            if _constant_shift(t, name, args, kwargs):
+                consequence = "safe"
+                detail += ": a shift by a constant, whose derivative is 1, so gradients are right"
         elif alias is not None:
             source_leaf = self._alias_source_leaf(t)
             kind = f"{alias} alias of a {'leaf' if source_leaf else 'non-leaf'}"
@@ -729,6 +732,16 @@ def _same_source(t: Tensor, args: tuple[Any, ...]) -> bool:
         and source.dtype == t.dtype
         and source.device == t.device
     )
+
+
+def _constant_shift(t: Tensor, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """``t += c`` or ``t -= c`` with nothing that requires grad in ``c``: its
+    derivative with respect to ``t`` is 1, what autograd assumes of a write it
+    does not see, so the gradients through ``t`` stay right."""
+    if name not in ("add_", "sub_", "__iadd__", "__isub__") or not args or args[0] is not t:
+        return False
+    others = [*args[1:], *kwargs.values()]
+    return not any(isinstance(a, Tensor) and a.requires_grad for a in others)
 
 
 def _negative(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:

@@ -10,7 +10,7 @@ scripts) read it instead of copying names:
 >>> [c.name for c in CONSEQUENCE_TABLE if "backward-fails" in c.fail_on]
 ['backward fails', 'raises']
 >>> print(CONSEQUENCE_TABLE[0].text())
-wrong gradients: autograd does not see the write; backward runs and its gradients are wrong (needs a fix; --fail-on wrong-gradients, any)
+wrong gradients: autograd does not see the write; backward runs, and its gradients are wrong unless the write leaves every derivative as it was (needs a fix; --fail-on wrong-gradients, any)
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ CONSEQUENCE_TABLE = (
         "wrong gradients",
         True,
         ("wrong-gradients", "any"),
-        "autograd does not see the write; backward runs and its gradients are wrong",
+        "autograd does not see the write; backward runs, and its gradients are wrong unless "
+        "the write leaves every derivative as it was",
     ),
     Consequence(
         "backward fails",
@@ -87,7 +88,13 @@ CONSEQUENCE_TABLE = (
         "the write changed a tensor saved by a graph kept with retain_graph=True after "
         "its backward, and no later backward used it",
     ),
-    Consequence("safe", False, (), "autograd tracks the write; gradients are right"),
+    Consequence(
+        "safe",
+        False,
+        (),
+        "autograd tracks the write, or the write cannot change a derivative (a shift by a "
+        "constant under no_grad); gradients are right",
+    ),
 )
 
 #: The consequence names, worst first.

@@ -188,8 +188,11 @@ assert last[1].item() == 999.0, last  # "on CPU with one thread, the last" (next
 # ``y[0] *= 2.5`` on an integer tensor raises in torch, since the product is
 # a float that cannot be written back into integers. ``at[]`` raises the same
 # error instead of truncating, for ``add``, ``subtract``, ``multiply``,
-# ``divide`` and ``power``; ``set``, ``min`` and ``max`` cast the value, as
-# setitem casts it.
+# ``divide`` and ``power``. ``set``, ``min`` and ``max`` cast the value where
+# setitem casts it and raise where it raises: a Python number is cast, and so
+# is a tensor written through ints and slices, but a tensor of another dtype
+# written through an index tensor raises torch's "Index put requires the
+# source and destination dtypes match".
 
 ints = torch.arange(1, 5)
 try:
@@ -204,8 +207,25 @@ except RuntimeError as error:
 print("torch:", torch_message)
 print("at[]: ", at_message)
 print("set casts, as setitem does:", at(ints)[0].set(2.5).tolist())
+print("a tensor through ints casts:", at(ints)[0].set(torch.tensor(2.5)).tolist())
+rows = torch.tensor([0])
+try:
+    at(ints)[rows].set(torch.tensor(2.5))
+except RuntimeError as error:
+    at_dtype_message = str(error)
+print("through an index tensor, at[]:", at_dtype_message.splitlines()[0])
 # sphinx_gallery_start_ignore
 assert torch_message == at_message
+y = ints.clone()
+y[0] = torch.tensor(2.5)  # setitem casts here too
+assert y.tolist() == at(ints)[0].set(torch.tensor(2.5)).tolist() == [2, 2, 3, 4]
+try:
+    y = ints.clone()
+    y[rows] = torch.tensor(2.5)
+except RuntimeError as error:
+    setitem_dtype_message = str(error)
+assert at_dtype_message.startswith(setitem_dtype_message), (at_dtype_message, setitem_dtype_message)
+assert "Index put requires the source and destination dtypes match" in setitem_dtype_message
 # sphinx_gallery_end_ignore
 
 # %%

@@ -269,8 +269,8 @@ def tied_with_fastest(
     """The names of ``ranked`` (fastest first) tied with the first.
 
     Tied: within a factor ``band`` of the first, or, given the ``results`` and
-    ``write`` the ranking came from, with an :func:`interval_between` it and
-    the first that holds 1. Only a difference beyond both is a ranking.
+    ``write`` the ranking came from, such that the :func:`interval_between` it
+    and the first holds 1. Only a difference beyond both is a ranking.
 
     >>> tied_with_fastest([("a", 1.0), ("b", 1.15), ("c", 1.3)], band=1.2)
     ['a', 'b']

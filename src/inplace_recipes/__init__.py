@@ -29,7 +29,7 @@ from .recipes import (
 
 #: The package's version, its one source (pyproject.toml reads it from here;
 #: CHANGELOG.md says what each version changed).
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 if TYPE_CHECKING:  # what type checkers see of the names loaded on first use
     from .auditing import AuditReport, audit

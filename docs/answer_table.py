@@ -280,7 +280,8 @@ def render() -> str:
     out.append(
         "Rows in the order of the benchmark's ranking for a one-element write (forward + "
         "backward time, geometric mean over sizes 1e5 to 1e7 and both dtypes); recipes "
-        f"closer than the run's noise band ({figure('bench_noise', _percent(noise(results)))}) "
+        f"closer than the run's noise band ({figure('bench_noise', _percent(noise(results)))}), "
+        "or whose bootstrap interval of their ratio holds 1, "
         "are a tie, and {py:func}`~inplace_recipes.recommend.best_recipe` prefers `clone` "
         "among those tied for fastest. "
         "Saved for backward: a one-element write on a float32 non-leaf of 1e6 elements; "
@@ -369,7 +370,8 @@ def render_lead(results: dict[str, Any] | None = None) -> str:
     where = how_many(ties["ties"], total, ties["not"])
     why = (
         "in the committed benchmark no correct recipe is faster, beyond the run's noise band "
-        f"({figure('bench_noise', _percent(noise(results)))}), {where}"
+        f"({figure('bench_noise', _percent(noise(results)))}) and the bootstrap interval, "
+        f"{where}"
     )
     if pick == "clone":
         why += (
@@ -468,7 +470,8 @@ def render_which(results: dict[str, Any] | None = None) -> str:
         "both dtypes (the ranking `best_recipe` follows), from the committed results "
         f"({_provenance(results)}). Identical work timed twice at those sizes disagreed by up "
         f"to {figure('bench_noise', _percent(band))} (its noise band), so recipes closer than "
-        "that are listed together as a tie. Details on the performance page."
+        "that, or whose bootstrap interval of their ratio holds 1, are listed together as a "
+        "tie. Details on the performance page."
     )
     return "\n".join(out) + "\n"
 

@@ -245,14 +245,15 @@ assert ops_by_line == {"y[0] = 0.0": {"x[...] = v"}, "y[1:] *= 2": {"x *= ...", 
 # every recipe as fast as the in-place write: the code generated for each op
 # differs. From the committed benchmark, compiled, at 1e6 float32 elements,
 # each recipe over the compiled in-place write (two ratios closer than the
-# run's noise band, or whose bootstrap interval holds 1, are a tie; details
-# on :doc:`the performance page </auto_recipes/tools/plot_performance>`):
+# run's noise band under compile, or whose bootstrap interval holds 1, are a
+# tie; details on :doc:`the performance page
+# </auto_recipes/tools/plot_performance>`):
 
-from inplace_recipes import bench, recommend
+from inplace_recipes import bench
 from inplace_recipes.bench import report as bench_report
 
 committed = bench.load_results()
-band = bench.consistency.noise_band(committed, sizes=recommend.RANKED_SIZES)
+band = bench.consistency.noise_band(committed, mode="compile", sizes=[10**6])
 worst, beyond = {}, set()
 for write in bench_report.measured_writes(committed):
     for name in ir.RECIPES:

@@ -58,6 +58,7 @@ __all__ = [
     "goal_line",
     "has_intervals",
     "interval",
+    "interval_coverage",
     "measured_writes",
     "noise",
     "noise_by_size",
@@ -336,14 +337,38 @@ def small_noise_line(results: dict[str, Any]) -> str:
     large = [s for s in by_size if s >= 10**5]
     bands = " and ".join(f"{(by_size[s] - 1) * 100:.0f}%" for s in small)
     text = (
-        f"At {_counted_list(small)} elements, identical work timed twice disagreed by up to "
-        f"{bands}"
+        f"At {_counted_list(small)} elements, identical work timed twice disagreed by up to {bands}"
     )
     if large:
         text += f" (from 1e5 up, by up to {(noise(results, large) - 1) * 100:.0f}%)"
     return text + (
         ": there a CPU-time ratio that close to 1 is a tie, and the instruction counts decide."
     )
+
+
+def interval_coverage(results: dict[str, Any]) -> tuple[int, int]:
+    """How many intervals of identical work (``inplace_again`` over ``inplace``, eager) hold
+    1, of how many: what the nominal 95% covers in this run.
+
+    >>> rec = lambda e, iv: {"device": "cpu", "dtype": "float32", "mode": "eager", "size": 10,
+    ...     "write": "row", "entry": e, "ratio_forward_backward_interval": iv}
+    >>> interval_coverage({"records": [rec("inplace_again", [0.9, 1.1]),
+    ...     rec("inplace_again", [1.02, 1.1]), rec("where", [0.5, 2.0])]})
+    (1, 2)
+    """
+    found = [
+        holds_one(
+            (
+                float(r["ratio_forward_backward_interval"][0]),
+                float(r["ratio_forward_backward_interval"][1]),
+            )
+        )
+        for r in results["records"]
+        if r["entry"] == "inplace_again"
+        and r["mode"] == "eager"
+        and r.get("ratio_forward_backward_interval")
+    ]
+    return sum(found), len(found)
 
 
 def has_intervals(results: dict[str, Any]) -> bool:
@@ -576,7 +601,7 @@ def answer(results: dict[str, Any]) -> str:
     if has_intervals(results):
         first += (
             "its noise band. Two ratios closer than that, or whose 95% bootstrap interval "
-            "holds 1, are a tie, and every ratio drawn below carries its interval."
+            "holds 1, are a tie, and each eager time ratio drawn below carries its interval."
         )
     else:
         first += (
@@ -607,13 +632,14 @@ def answer(results: dict[str, Any]) -> str:
     else:
         second += ", and no recipe costs less beyond the noise."
     parts = [first, second]
-    saved = {e: find_record(results, e, "element", 10**6) for e in ("inplace", *RECIPES)}
+    saved = {e: find_record(results, e, "element", 10**6) for e in RECIPES}
     nbytes = [r["saved_bytes"] for r in saved.values() if r and r.get("saved_bytes") is not None]
-    if nbytes:
+    own = find_record(results, "inplace", "element", 10**6)
+    own_bytes = None if own is None else own.get("saved_bytes")
+    if nbytes and own_bytes is not None:
         parts.append(
-            f"In memory, in-place saves the new tensor the recipe allocates; for backward, "
-            f"the recipes save 0 to {max(nbytes):,} bytes for a one-element write to 1e6 "
-            "float32 elements, in-place nothing."
+            f"For backward, the recipes save {min(nbytes):,} to {max(nbytes):,} bytes for a "
+            f"one-element write to 1e6 float32 elements, in-place {own_bytes:,}."
         )
     counted = instruction_overhead(results)
     inst = [v for name, row in counted.items() if name in RECIPES for v in row.values()]
@@ -724,7 +750,7 @@ def figure_headline(results: dict[str, Any]) -> Figure:
         xlabel="elements (float32, CPU, one thread)",
         ylabel="time / in-place write",
     )
-    _readable(ax, f"The recipe best_recipe picks, over in-place (bars: {_bars(results)})")
+    _readable(ax, f"The recipe best_recipe picks, over in-place\n(bars: {_bars(results)})")
     ax.legend(title="write (recipe)", fontsize=10)
     return fig
 
@@ -789,7 +815,7 @@ def figure_against_size(results: dict[str, Any], write: str) -> Figure:
         xlabel="elements (float32)",
         ylabel="time / in-place write",
     )
-    _readable(ax, f"{write} write: forward + backward over in-place (bars: {_bars(results)})")
+    _readable(ax, f"{write} write: forward + backward over in-place\n(bars: {_bars(results)})")
     fig.legend(loc="outside lower center", ncol=4, fontsize=9)
     return fig
 
@@ -845,7 +871,7 @@ def compiled_lines(results: dict[str, Any], size: int = 10**6) -> list[str]:
     step does on this machine) and the recipe over compiled in-place.
     """
     lines = []
-    band = noise(results, [size])
+    band = consistency.noise_band(results, mode="compile", sizes=[size])
     for write in measured_writes(results):
         base = _compiled(results, "inplace", write, size)
         ratios = {e: v for e in RECIPES if (v := _compiled(results, e, write, size)) is not None}
@@ -890,7 +916,7 @@ def figure_compiled(results: dict[str, Any], size: int = 10**6) -> Figure:
         return fig
     xs = list(range(len(rows)))
     width = 0.27
-    band = noise(results, [size])
+    band = consistency.noise_band(results, mode="compile", sizes=[size])
     bars = (
         (-width, [r[1][0] for r in rows], [r[1][1] for r in rows], "eager, lowest recipe", None),
         (0.0, [r[2] for r in rows], ["in-place"] * len(rows), "compiled in-place", "0.6"),
@@ -910,6 +936,6 @@ def figure_compiled(results: dict[str, Any], size: int = 10**6) -> Figure:
     ax.axhline(1.0, color="black", linewidth=1)
     ax.set_xticks(xs, [r[0] for r in rows], fontsize=10)
     ax.set(xlabel="write", ylabel="time / eager in-place write")
-    _readable(ax, f"Eager and compiled, {_size(size)} float32 (bars: noise band)")
+    _readable(ax, f"Eager and compiled, {_size(size)} float32 (bars: noise band under compile)")
     ax.legend(fontsize=9)
     return fig

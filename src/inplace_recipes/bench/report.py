@@ -25,7 +25,7 @@ import torch
 
 from ..recipes import RECIPES
 from . import consistency
-from .entries import COLD, OVERHEAD_WRITES, WRITES, shape_for
+from .entries import COLD, EXACTNESS_COSTS, OVERHEAD_WRITES, WRITES, shape_for
 from .intervals import holds_one, seconds
 from .results import (
     OVERHEAD_GOALS,
@@ -178,7 +178,12 @@ def goal_line(results: dict[str, Any]) -> str:
         ),
         ("at()", ["at"] if "at" in counted else [], OVERHEAD_GOALS["at"], "the recipe it picks"),
     ):
-        cells = [(r, n, w, s) for n in names for (w, s), r in counted[n].items()]
+        cells = [
+            (r, n, w, s)
+            for n in names
+            for (w, s), r in counted[n].items()
+            if (n, w.removeprefix(COLD)) not in EXACTNESS_COSTS
+        ]
         if not cells:
             parts.append(f"{label} within {goal:.2f}{X} {base} (not counted)")
             continue
@@ -187,6 +192,19 @@ def goal_line(results: dict[str, Any]) -> str:
         parts.append(
             f"{label} within {goal:.2f}{X} {base} "
             f"(largest: {shown}{ratio:.2f}{X}, {write} {_size(size)})"
+        )
+    exceptions = {}
+    for (name, write), (goal, _) in EXACTNESS_COSTS.items():
+        found = [r for (w, _s), r in counted.get(name, {}).items() if w.removeprefix(COLD) == write]
+        if found:
+            exceptions.setdefault((name, goal), []).append((max(found), write))
+    for (name, goal), found in exceptions.items():
+        ratio, _ = max(found)
+        writes = " and ".join(w for _, w in found)
+        parts.append(
+            f"{name} for {writes} writes within its own {goal:.2f}{X} (largest: {ratio:.2f}{X}; "
+            "it reads the index through torch's indexing, for setitem's negative positions "
+            "and IndexError)"
         )
     over = over_goals(results)
     text = f"goals (instructions, {sizes}): " + "; ".join(parts)

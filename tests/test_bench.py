@@ -653,3 +653,19 @@ def test_over_goals_holds_an_exactness_cost_to_its_own_goal_only() -> None:
     ]:
         results = {"instructions": {"available": True, "counts": counts(write, ratio)}}
         assert bool(bench.over_goals(results)) is over, (write, ratio)
+
+
+def test_the_goal_line_names_an_exactness_exception_apart() -> None:
+    row = lambda e, w, n: {"size": 1000, "write": w, "entry": e, "instructions": n}
+    counts = [
+        row("scatter", "index", 123),
+        row("raw_scatter", "index", 100),
+        row("where", "row", 104),
+        row("raw_where", "row", 100),
+    ]
+    results = {"instructions": {"available": True, "counts": counts}}
+    line = report.goal_line(results)
+    assert "(largest: where 1.04x, row 1e3)" in line  # not scatter's 1.23x
+    assert "scatter for index writes within its own 1.25x (largest: 1.23x;" in line
+    counts[0] = row("scatter", "index", 130)
+    assert report.goal_line(results).startswith("goals (instructions, 1e3) missed: scatter")

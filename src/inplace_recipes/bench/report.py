@@ -193,14 +193,16 @@ def goal_line(results: dict[str, Any]) -> str:
             f"{label} within {goal:.2f}{X} {base} "
             f"(largest: {shown}{ratio:.2f}{X}, {write} {_size(size)})"
         )
-    exceptions = {}
+    exceptions: dict[tuple[str, float], list[tuple[float, str]]] = {}
     for (name, write), (goal, _) in EXACTNESS_COSTS.items():
-        found = [r for (w, _s), r in counted.get(name, {}).items() if w.removeprefix(COLD) == write]
-        if found:
-            exceptions.setdefault((name, goal), []).append((max(found), write))
-    for (name, goal), found in exceptions.items():
-        ratio, _ = max(found)
-        writes = " and ".join(w for _, w in found)
+        ratios = [
+            r for (w, _s), r in counted.get(name, {}).items() if w.removeprefix(COLD) == write
+        ]
+        if ratios:
+            exceptions.setdefault((name, goal), []).append((max(ratios), write))
+    for (name, goal), cases in exceptions.items():
+        ratio, _ = max(cases)
+        writes = " and ".join(w for _, w in cases)
         parts.append(
             f"{name} for {writes} writes within its own {goal:.2f}{X} (largest: {ratio:.2f}{X}; "
             "it reads the index through torch's indexing, for setitem's negative positions "

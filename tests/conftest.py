@@ -1,10 +1,28 @@
-"""Hypothesis profiles: the default run draws a few hundred examples per recipe."""
+"""Hypothesis profiles: the default run draws a few hundred examples per recipe; shared fixtures."""
 
 from __future__ import annotations
 
+import importlib
 import os
+import sys
+from pathlib import Path
+from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+@pytest.fixture(scope="module")
+def answer_table() -> Any:
+    """``docs/answer_table.py``, the landing page's generator, imported from the docs folder."""
+    sys.path.insert(0, str(DOCS))
+    try:
+        return importlib.import_module("answer_table")
+    finally:
+        sys.path.remove(str(DOCS))
+
 
 settings.register_profile(
     "default",

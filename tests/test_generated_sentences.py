@@ -10,10 +10,7 @@ test relies on what one committed run happened to measure.
 from __future__ import annotations
 
 import copy
-import importlib
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,21 +18,10 @@ import pytest
 from inplace_recipes import bench
 from inplace_recipes.bench import report
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
-
 
 @pytest.fixture(scope="module")
 def committed() -> dict[str, Any]:
     return bench.load_results()
-
-
-@pytest.fixture(scope="module")
-def answer_table() -> Any:
-    sys.path.insert(0, str(DOCS))
-    try:
-        return importlib.import_module("answer_table")
-    finally:
-        sys.path.remove(str(DOCS))
 
 
 def altered(results: dict[str, Any], change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:

@@ -9,9 +9,6 @@ through the same rule; each test fails on code that looks at the band alone.
 
 from __future__ import annotations
 
-import importlib
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +17,6 @@ from inplace_recipes import recommend
 from inplace_recipes.bench import consistency, intervals, report
 from inplace_recipes.bench.measure import _add_ratios
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
 SIZES = recommend.RANKED_SIZES
 #: Rounds that spread: their fastest is 1.0, the others up to 1.6 slower.
 WIDE = [1.0, 1.6, 1.5, 1.55, 1.45, 1.6, 1.5, 1.58]
@@ -133,15 +129,6 @@ def test_compiled_recipes_tie_inside_their_interval() -> None:
     )
     (line,) = report.compiled_lines(apart)
     assert "the fastest compiled recipe, where," in line
-
-
-@pytest.fixture(scope="module")
-def answer_table() -> Any:
-    sys.path.insert(0, str(DOCS))
-    try:
-        return importlib.import_module("answer_table")
-    finally:
-        sys.path.remove(str(DOCS))
 
 
 def test_in_place_saves_time_only_beyond_the_interval(answer_table: Any) -> None:

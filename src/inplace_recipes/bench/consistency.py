@@ -65,6 +65,16 @@ def inconsistencies(
     The ratio is ``entry / same as``, forward + backward (:func:`~.intervals.seconds`); pairs where
     either was not measured are skipped.
     """
+    return [
+        dict(zip(("device", "dtype", "size", "write", "mode"), key, strict=True))
+        | {"entry": entry, "same_as": same, "ratio": round(ratio, 3)}
+        for key, entry, same, ratio in _pairs(records)
+        if max(ratio, 1 / ratio) > tolerance
+    ]
+
+
+def _pairs(records: Iterable[dict[str, Any]]) -> list[tuple[tuple[Any, ...], str, str, float]]:
+    """``(configuration, entry, same as, exact ratio)`` for each measured pair."""
     by_group: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = {}
     for r in records:
         by_group.setdefault(group_key(r), {})[r["entry"]] = r
@@ -74,14 +84,8 @@ def inconsistencies(
             if key[2] < from_size or entry not in entries or same not in entries:
                 continue
             a, b = entries[entry].get("forward_backward"), entries[same].get("forward_backward")
-            if not a or not b:
-                continue
-            ratio = seconds(a) / seconds(b)
-            if max(ratio, 1 / ratio) > tolerance:
-                found.append(
-                    dict(zip(("device", "dtype", "size", "write", "mode"), key, strict=True))
-                    | {"entry": entry, "same_as": same, "ratio": round(ratio, 3)}
-                )
+            if a and b:
+                found.append((key, entry, same, seconds(a) / seconds(b)))
     return found
 
 
@@ -91,8 +95,7 @@ def worst(records: Iterable[dict[str, Any]]) -> float:
     >>> worst([])
     1.0
     """
-    found = inconsistencies(records, tolerance=1.0)
-    return max((math.exp(abs(math.log(p["ratio"]))) for p in found), default=1.0)
+    return max((math.exp(abs(math.log(ratio))) for *_, ratio in _pairs(records)), default=1.0)
 
 
 def disagreements(
@@ -103,7 +106,9 @@ def disagreements(
 ) -> list[float]:
     """The factor (>= 1) by which each :data:`SAME_OPERATION` pair disagrees, in ``mode``.
 
-    Only configurations of ``sizes`` count (every size when ``None``).
+    Only configurations of ``sizes`` count (every size when ``None``). The factors
+    are exact, not rounded: the noise band is one of them, and a pair must tie
+    with itself under :func:`~inplace_recipes.bench.report.tie`.
 
     >>> rec = lambda entry, t, size=100: {"device": "cpu", "dtype": "float32", "size": size,
     ...     "write": "row", "mode": "eager", "entry": entry, "forward_backward": {"median": t}}
@@ -114,9 +119,7 @@ def disagreements(
     """
     wanted = None if sizes is None else set(sizes)
     chosen = [r for r in records if r["mode"] == mode and (wanted is None or r["size"] in wanted)]
-    return sorted(
-        round(max(p["ratio"], 1 / p["ratio"]), 3) for p in inconsistencies(chosen, tolerance=1.0)
-    )
+    return sorted(max(ratio, 1 / ratio) for *_, ratio in _pairs(chosen))
 
 
 def noise_band(

@@ -153,3 +153,55 @@ def test_scatter_docstring_pitfall_scatter_refuses_what_setitem_takes() -> None:
     with pytest.raises(IndexError, match="index 7 is out of bounds for dimension 0 with size 4"):
         RECIPES["scatter"](x, torch.tensor([7]), 1.0)
     assert "RuntimeError" in (RECIPES["scatter"].__doc__ or "")
+
+
+class _IndexPutCalls(torch.utils._python_dispatch.TorchDispatchMode):
+    """Record the index lists of every ``aten::index_put`` / ``index_put_`` call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[list[Any]] = []
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        if func.overloadpacket in (torch.ops.aten.index_put, torch.ops.aten.index_put_):
+            self.calls.append(list(args[1]))
+        return func(*args, **(kwargs or {}))
+
+
+def test_setitem_hands_a_leading_full_slice_to_index_put_as_none() -> None:
+    # the sentence of index_put_indices and of the index_put recipe: x[:, t] = v
+    # reaches aten::index_put_ as [None, t]
+    x, t = torch.zeros(3, 4), torch.tensor([1, 3])
+    with _IndexPutCalls() as seen:
+        x[:, t] = 1.0
+    ((first, second),) = seen.calls
+    assert first is None
+    assert torch.equal(second, t)
+
+
+@given(case=cases())
+def test_index_put_indices_write_what_setitem_writes(case: Case) -> None:
+    # leading None's (full slices) and arange grids, through aten::index_put
+    plan = IndexPlan.of(case.x, case.index)
+    if plan.kind != "basic" or plan.flat_index_put:
+        return
+    indices = plan.index_put_indices()
+    nones = [i is None for i in indices]
+    assert nones == sorted(nones, reverse=True)  # None's lead, tensors follow
+    expected = case.x.detach().clone()
+    expected[case.index] = 1
+    one = torch.tensor(1, dtype=case.x.dtype)
+    assert torch.equal(torch.ops.aten.index_put(case.x.detach(), list(indices), one), expected)
+
+
+def test_the_index_put_recipe_saves_no_index_for_a_leading_full_slice() -> None:
+    # x[:, 1::10] = v: only the column arange is saved for backward (10 int64s),
+    # not a row arange beside it
+    from inplace_recipes import bench
+
+    x = torch.rand(10, 100, requires_grad=True) * 1
+    saved, _ = bench.saved_bytes(RECIPES["index_put"], x, (slice(None), slice(1, None, 10)), 0.0)
+    assert saved == 10 * 8
+    with _IndexPutCalls() as seen:
+        RECIPES["index_put"](x, (slice(None), slice(1, None, 10)), 0.0)
+    assert [i is None for i in seen.calls[0]] == [True, False]

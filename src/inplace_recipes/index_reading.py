@@ -287,16 +287,32 @@ def _check_layout(x: Any) -> None:
         raise TypeError(f"Cannot assign to a tensor of layout {x.layout}")
 
 
-def _basic_steps(shape: torch.Size, items: tuple[Any, ...]) -> tuple[tuple[Step, ...], bool]:
-    """``(steps, has_new_axes)`` of a basic index, with torch's errors."""
+def _ints_and_slices(index: tuple[Any, ...]) -> bool:
+    """Whether every item is an int or a slice (a loop: ``all()`` costs twice as much)."""
+    for i in index:  # noqa: SIM110 - a loop, for speed
+        if type(i) is not int and type(i) is not slice:
+            return False
+    return True
+
+
+def _basic_steps(
+    shape: torch.Size, items: tuple[Any, ...], plain: bool = False
+) -> tuple[tuple[Step, ...], bool]:
+    """``(steps, has_new_axes)`` of a basic index, with torch's errors.
+
+    ``plain``: the items are ints and slices only (no ``None``, no ``...``).
+    """
     ndim = len(shape)
     n_real = 0
     new_axes = False
-    for i in items:
-        if i is None:
-            new_axes = True
-        elif i is not Ellipsis:
-            n_real += 1
+    if plain:
+        n_real = len(items)
+    else:
+        for i in items:
+            if i is None:
+                new_axes = True
+            elif i is not Ellipsis:
+                n_real += 1
     if n_real > ndim:
         if ndim == 0 and len(items) == 1 and type(items[0]) is int:
             raise IndexError(
@@ -317,17 +333,24 @@ def _basic_steps(shape: torch.Size, items: tuple[Any, ...]) -> tuple[tuple[Step,
             continue
         size = shape[dim]
         if type(item) is slice:
-            if item.start is None and item.stop is None and item.step is None:  # `:`
-                out_dim += 1
-                dim += 1
-                continue
-            step = None if item.step is None else operator.index(item.step)
-            if step == 0:
-                raise ValueError("slice step cannot be zero")
-            if step is not None and step < 0:
-                raise ValueError("step must be greater than zero")
+            step = item.step
+            if step is None:
+                if item.start is None and item.stop is None:  # `:`
+                    out_dim += 1
+                    dim += 1
+                    continue
+            else:
+                if type(step) is not int:
+                    step = operator.index(step)
+                if step <= 0:
+                    raise ValueError(
+                        "slice step cannot be zero"
+                        if step == 0
+                        else "step must be greater than zero"
+                    )
             start, stop, step = item.indices(size)
-            stop = max(stop, start)
+            if stop < start:  # noqa: PLR1730 - max() costs a call
+                stop = start
             if start != 0 or stop != size or step != 1:
                 steps.append((out_dim, slice(start, stop, step)))
             out_dim += 1
@@ -406,11 +429,12 @@ class ReadIndex:
                 steps.append((0, i % shape[dim]))
             else:
                 return cls(shape, x.device, index, "basic", tuple(steps), ())
+        plain = False
         if tp is int or tp is slice:
             items: tuple[Any, ...] = (index,)
-            kind = "basic"
-        elif tp is tuple and all(type(i) is int or type(i) is slice for i in index):
-            items, kind = index, "basic"
+            kind, plain = "basic", True
+        elif tp is tuple and _ints_and_slices(index):
+            items, kind, plain = index, "basic", True
         elif isinstance(index, Tensor):
             if not shape and (index.ndim or index.dtype not in (_BOOL, torch.uint8)):
                 raise IndexError("too many indices for tensor of dimension 0")
@@ -441,7 +465,7 @@ class ReadIndex:
                 kind = "advanced"
         read = cls(shape, x.device, items, kind)
         if kind == "basic":
-            read._steps, new_axes = _basic_steps(shape, items)
+            read._steps, new_axes = _basic_steps(shape, items, plain)
             if not new_axes:
                 read._new_axes = ()
         elif kind == "mask":

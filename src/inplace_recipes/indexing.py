@@ -75,7 +75,7 @@ class IndexPlan(ReadIndex):
     nothing outlives it. Do not write into the tensors a plan returns.
     """
 
-    __slots__ = ("_mask", "_positions", "_result_shape")
+    __slots__ = ("_like", "_mask", "_positions", "_result_shape")
 
     def __init__(
         self,
@@ -92,6 +92,9 @@ class IndexPlan(ReadIndex):
         self._positions: Tensor | None = None
         self._mask: Tensor | None = None
         self._result_shape: torch.Size | None = None
+        #: The planned ``x`` itself (a plain tensor), the template of the masks
+        #: :meth:`written` makes: ``zeros_like`` costs half of ``zeros(shape)``.
+        self._like: Tensor | None = None
 
     @classmethod
     def of(cls, x: Tensor, index: Any) -> IndexPlan:
@@ -105,7 +108,10 @@ class IndexPlan(ReadIndex):
             ...
         IndexError: index 5 is out of bounds for dimension 0 with size 3
         """
-        return cls.read(x, index)
+        plan = cls.read(x, index)
+        if type(x) is Tensor:
+            plan._like = x
+        return plan
 
     def check(self) -> None:
         """Raise torch's error now for index tensors that do not fit ``x``.
@@ -310,7 +316,7 @@ class IndexPlan(ReadIndex):
         """
         kind = self.kind
         if kind == "basic":
-            out = torch.zeros(self.shape, dtype=dtype, device=self.device)
+            out = self._zeros(dtype)
             out[self.index] = 1
             return out
         if kind == "mask":
@@ -319,7 +325,7 @@ class IndexPlan(ReadIndex):
                 given = given.view(given.shape + (1,) * (len(self.shape) - given.ndim))
             return given if dtype is torch.bool else given.to(dtype)
         shape, device = self.shape, self.device
-        out = torch.zeros(shape, dtype=dtype, device=device)
+        out = self._zeros(dtype)
         tensors = self.index_tensors()
         if _current_level() is None and tensors is not None:
             out[tensors] = 1  # torch checks the index
@@ -343,6 +349,13 @@ class IndexPlan(ReadIndex):
             mask = self._mask = self.written(torch.bool)
         return mask
 
+    def _zeros(self, dtype: torch.dtype) -> Tensor:
+        """Zeros of ``dtype`` in ``x``'s shape and on its device, not batched by ``vmap``."""
+        like = self._like
+        if like is not None and _current_level() is None:
+            return torch.zeros_like(like, dtype=dtype)
+        return torch.zeros(self.shape, dtype=dtype, device=self.device)
+
     def weights(self, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
         """``(keep, put)``: zero and one where written, one and zero elsewhere, in ``dtype``.
 
@@ -352,16 +365,21 @@ class IndexPlan(ReadIndex):
         put = self.written(dtype)
         return (~put if dtype is torch.bool else 1 - put), put
 
-    def index_put_indices(self) -> tuple[Tensor, ...]:
-        """The index as ``Tensor.index_put`` takes it: one integer tensor per leading
+    def index_put_indices(self) -> tuple[Tensor | None, ...]:
+        """The index as ``index_put`` takes it: one integer tensor per leading
         dimension, broadcasting to the shape of ``x[index]`` (less ``None``'s axes).
 
-        For ints and slices these are what a user would write, a 0-d tensor
-        per int and an ``arange`` per slice; others give their flat
+        For ints and slices these are a 0-d tensor per int and an ``arange`` per
+        slice, except that the full slices before the first int or partial
+        slice are ``None``, as setitem hands ``x[:, t] = v`` to
+        ``aten::index_put_`` (as ``[None, t]``; ``Tensor.index_put`` takes no
+        ``None``: call ``torch.ops.aten.index_put``); others give their flat
         positions, for ``x.reshape(-1)``.
 
         >>> IndexPlan.of(torch.zeros(3, 4), (slice(1, None), 2)).index_put_indices()
         (tensor([1, 2]), tensor(2))
+        >>> IndexPlan.of(torch.zeros(3, 4), (slice(None), slice(1, None, 2))).index_put_indices()
+        (None, tensor([1, 3]))
         """
         if self.kind != "basic" or not self.shape:
             tensors = self.index_tensors()
@@ -379,11 +397,13 @@ class IndexPlan(ReadIndex):
             by_dim[dim + removed] = where
             if type(where) is not slice:
                 removed += 1
-        last = max(by_dim) if by_dim else 0  # the last dimension that needs a tensor
-        kept = sum(1 for d in range(last + 1) if type(by_dim.get(d, slice(None))) is slice)
-        out: list[Tensor] = []
+        if not by_dim:  # every slice is full: one arange, for the first dimension
+            by_dim[0] = slice(0, self.shape[0], 1)
+        first, last = min(by_dim), max(by_dim)  # the dimensions that need a tensor
+        kept = sum(1 for d in range(first, last + 1) if type(by_dim.get(d, slice(None))) is slice)
+        out: list[Tensor | None] = [None] * first
         k = 0
-        for d in range(last + 1):
+        for d in range(first, last + 1):
             where = by_dim.get(d, slice(0, self.shape[d], 1))
             if type(where) is slice:
                 grid = torch.arange(where.start, where.stop, where.step, device=device)

@@ -105,6 +105,8 @@ def _plain_float(x: Tensor, value: Any) -> bool:
 
 
 _current_level = torch._C._functorch.maybe_current_level
+#: ``aten::index_put``, which takes ``None`` for a full slice (``Tensor.index_put`` does not).
+_INDEX_PUT = torch.ops.aten.index_put.default
 
 
 def _in_transform() -> bool:
@@ -374,8 +376,9 @@ def index_put(x: Tensor, index: Any, value: Any) -> Tensor:
     """Out-of-place ``Tensor.index_put`` on the positions of the index.
 
     A mask and index tensors go to ``index_put`` as they are; ints and
-    slices as what a user would write, a 0-d tensor per int and an
-    ``arange`` per slice; other indices as flat positions. With duplicate positions, values and gradients match
+    slices as a 0-d tensor per int and an ``arange`` per slice, with
+    the leading full slices as ``None`` (as setitem hands ``x[:, t] = v``
+    to ``index_put_``); other indices as flat positions. With duplicate positions, values and gradients match
     setitem's on the CPU, as both run the same kernel in the same order: the
     last write wins (torch's documentation leaves it undefined for
     ``index_put``); ``accumulate=True`` adds them instead. It saves its index
@@ -397,6 +400,8 @@ def index_put(x: Tensor, index: Any, value: Any) -> Tensor:
     source = plan.index_put_value(v)
     if plan.flat_index_put and x.ndim != 1:  # flat positions, for x.reshape(-1)
         return x.flatten().index_put(indices, source).view_as(x)
+    if indices[0] is None:  # leading full slices, as setitem writes them
+        return _INDEX_PUT(x, list(indices), source)  # type: ignore[no-any-return]
     return x.index_put(indices, source)
 
 
@@ -489,8 +494,8 @@ def select_scatter(x: Tensor, index: Any, value: Any) -> Tensor:
             "recipe 'select_scatter' takes only ints, slices, '...' and None, "
             f"not an index with tensors ({plan.kind} index); use 'index_put' or 'where'"
         )
-    if type(value) is float:  # as a user writes it: torch.full(shape, value)
-        part = torch.full(plan.written_shape, value, dtype=x.dtype, device=x.device)
+    if type(value) is float:  # as a user writes it: torch.full(shape, value), x's dtype and device
+        part = x.new_full(plan.written_shape, value)
     else:
         part = plan.fitted(value, x)  # torch's shape error if it does not fit
         for axis in reversed(plan.new_axes):

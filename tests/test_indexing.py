@@ -177,6 +177,9 @@ def test_setitem_hands_a_leading_full_slice_to_index_put_as_none() -> None:
     ((first, second),) = seen.calls
     assert first is None
     assert torch.equal(second, t)
+    # ... and Tensor.index_put takes no None, which is why the recipe calls aten's op
+    with pytest.raises(TypeError, match="expected Tensor as element 0"):
+        x.index_put((None, t), torch.tensor(1.0))
 
 
 @given(case=cases())

@@ -66,8 +66,18 @@ def _tensor(
     seed = draw(st.integers(0, 2**16))
     gen = torch.Generator().manual_seed(2 * seed + stream)
     if dtype.is_floating_point or dtype.is_complex:
-        return torch.randn(shape, generator=gen, dtype=dtype)
-    return torch.randint(-9, 10, shape, generator=gen, dtype=dtype)
+        t = torch.randn(shape, generator=gen, dtype=dtype)
+    else:
+        t = torch.randint(-9, 10, shape, generator=gen, dtype=dtype)
+    if stream == 0 and len(shape) >= 2:  # x in other memory layouts: setitem keeps to none
+        layout = draw(st.sampled_from(["contiguous", "transposed", "strided"]))
+        if layout == "transposed":  # the same values, column-major
+            t = t.mT.contiguous().mT
+        elif layout == "strided":  # every other element of a wider tensor
+            wide = torch.zeros((*shape[:-1], 2 * shape[-1]), dtype=dtype)
+            wide[..., ::2] = t
+            t = wide[..., ::2]
+    return t
 
 
 def _slice(draw: st.DrawFn, size: int) -> slice:

@@ -174,3 +174,19 @@ def test_identical_work_ties_with_itself_at_the_band_it_sets(factor: float) -> N
     for write in ("element", "mask"):
         assert report.tie(results, "inplace_again", "inplace", write, 10**4, band)
     assert consistency.worst(results["records"]) == pytest.approx(factor, rel=1e-12)
+
+
+def test_the_clone_pair_ties_with_itself_whichever_way_its_factor_is_computed() -> None:
+    # The band is clone / inplace_on_clone; tie() divides their ratios to inplace,
+    # (c / i) / (o / i), which differs from c / o in the last bit: a falsifying
+    # reader found floor_beaten() reporting "clone beats the copy" for identical work.
+    i, o, c = 2.931912904548431e-05, 7.832693891256283e-05, 6.439329103547352e-05
+    results = run(
+        {"inplace": steady(i), "inplace_again": steady(i), "inplace_on_clone": steady(o),
+         "clone": steady(c)},
+        sizes=(10**4,),
+    )  # fmt: skip
+    band = report.noise(results, [10**4])
+    assert band == pytest.approx(o / c)
+    assert report.tie(results, "clone", "inplace_on_clone", "row", 10**4, band)
+    assert report.floor_beaten(results, [10**4]) == []

@@ -325,12 +325,13 @@ class IndexPlan(ReadIndex):
                 given = given.view(given.shape + (1,) * (len(self.shape) - given.ndim))
             return given if dtype is torch.bool else given.to(dtype)
         shape, device = self.shape, self.device
-        out = self._zeros(dtype)
         tensors = self.index_tensors()
         if _current_level() is None and tensors is not None:
+            out = self._zeros(dtype)
             out[tensors] = 1  # torch checks the index
             return out
-        # out of place, so that a batched index works under vmap
+        # out of place, so that a batched index works under vmap; contiguous, for view(-1)
+        out = torch.zeros(shape, dtype=dtype, device=device)
         one = torch.ones((), dtype=dtype, device=device)
         if tensors is not None:
             return out.index_put(tensors, one)
@@ -350,7 +351,8 @@ class IndexPlan(ReadIndex):
         return mask
 
     def _zeros(self, dtype: torch.dtype) -> Tensor:
-        """Zeros of ``dtype`` in ``x``'s shape and on its device, not batched by ``vmap``."""
+        """Zeros of ``dtype`` in ``x``'s shape and on its device, not batched by ``vmap``;
+        with ``x``'s strides where ``zeros_like`` keeps them (write it by setitem, not ``view``)."""
         like = self._like
         if like is not None and _current_level() is None:
             return torch.zeros_like(like, dtype=dtype)
@@ -366,18 +368,23 @@ class IndexPlan(ReadIndex):
         return (~put if dtype is torch.bool else 1 - put), put
 
     def index_put_indices(self) -> tuple[Tensor | None, ...]:
-        """The index as ``index_put`` takes it: one integer tensor per leading
-        dimension, broadcasting to the shape of ``x[index]`` (less ``None``'s axes).
+        """The index as ``aten::index_put`` takes it: one entry per leading
+        dimension, up to the last one the index restricts; together they write
+        what ``x[index]`` names (less ``None``'s axes).
 
-        For ints and slices these are a 0-d tensor per int and an ``arange`` per
-        slice, except that the full slices before the first int or partial
-        slice are ``None``, as setitem hands ``x[:, t] = v`` to
-        ``aten::index_put_`` (as ``[None, t]``; ``Tensor.index_put`` takes no
-        ``None``: call ``torch.ops.aten.index_put``); others give their flat
-        positions, for ``x.reshape(-1)``.
+        For ints and slices: ``None`` for each full slice before the first
+        int or partial slice (the form in which setitem hands ``x[:, t] = v``
+        to ``aten::index_put_``, ``[None, t]``; ``Tensor.index_put`` takes no
+        ``None``, so call ``torch.ops.aten.index_put``), then an ``arange``
+        per slice and a one-element tensor per int (0-d where no slice is
+        left beside it), shaped to broadcast together; ``x[:]`` and ``x[...]``
+        give one ``arange`` over the first dimension. Other indices give
+        their flat positions, for ``x.reshape(-1)``.
 
         >>> IndexPlan.of(torch.zeros(3, 4), (slice(1, None), 2)).index_put_indices()
-        (tensor([1, 2]), tensor(2))
+        (tensor([1, 2]), tensor([2]))
+        >>> IndexPlan.of(torch.zeros(3, 4), (slice(None), 2)).index_put_indices()
+        (None, tensor(2))
         >>> IndexPlan.of(torch.zeros(3, 4), (slice(None), slice(1, None, 2))).index_put_indices()
         (None, tensor([1, 3]))
         """
@@ -411,6 +418,9 @@ class IndexPlan(ReadIndex):
                 if k != kept:
                     grid = grid.view((grid.shape[0],) + (1,) * (kept - k))
                 out.append(grid)
+            elif kept:  # (1,), which broadcasts as 0-d does beside a grid: under
+                # torch.compile, a 0-d index after an arange breaks index_put's backward
+                out.append(torch.full((1,), where, dtype=_LONG, device=device))
             else:
                 out.append(torch.scalar_tensor(where, dtype=_LONG, device=device))
         return tuple(out)

@@ -375,15 +375,18 @@ def clone_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
 def index_put(x: Tensor, index: Any, value: Any) -> Tensor:
     """Out-of-place ``Tensor.index_put`` on the positions of the index.
 
-    A mask and index tensors go to ``index_put`` as they are; ints and
-    slices as a 0-d tensor per int and an ``arange`` per slice, with
-    the leading full slices as ``None`` (as setitem hands ``x[:, t] = v``
-    to ``index_put_``); other indices as flat positions. With duplicate positions, values and gradients match
+    A mask, and index tensors alone (``x[t]``, ``x[t, u]``, ``x[1, t]``), go
+    to ``index_put`` as they are; ints and slices as an ``arange`` per slice
+    and a tensor per int, with the leading full slices as ``None``; other
+    indices (an index tensor beside a slice or ``...``, such as ``x[:, t]``)
+    as flat positions, although setitem hands ``x[:, t] = v`` to
+    ``index_put_`` as ``[None, t]``. With duplicate positions, values and gradients match
     setitem's on the CPU, as both run the same kernel in the same order: the
     last write wins (torch's documentation leaves it undefined for
     ``index_put``); ``accumulate=True`` adds them instead. It saves its index
     tensors for backward: 8 bytes per element of each int64 index tensor (4
-    for int32; a mask, one byte per element), not per written position.
+    for int32; a mask, one byte per element), which for flat positions is 8
+    bytes per written position.
 
     >>> index_put(torch.zeros(4), torch.tensor([3, 0]), torch.tensor([1.0, 2.0]))
     tensor([2., 0., 0., 1.])

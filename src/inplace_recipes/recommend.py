@@ -275,12 +275,14 @@ def tied_with_fastest(
     >>> tied_with_fastest([("a", 1.0), ("b", 1.15), ("c", 1.3)], band=1.2)
     ['a', 'b']
     """
+    from .bench.consistency import in_band
+
     if not ranked:
         return []
     first, fastest = ranked[0]
     tied = []
     for name, ratio in ranked:
-        if ratio <= fastest * band or (
+        if in_band(ratio / fastest, band) or (
             results is not None
             and write is not None
             and _holds_one(interval_between(results, write, name, first))
@@ -301,13 +303,15 @@ def tied_with_slowest(
     >>> tied_with_slowest([("a", 1.0), ("b", 1.15), ("c", 1.3)], band=1.2)
     ['b', 'c']
     """
+    from .bench.consistency import in_band
+
     if not ranked:
         return []
     last, slowest = ranked[-1]
     return [
         name
         for name, ratio in ranked
-        if ratio * band >= slowest
+        if in_band(slowest / ratio, band)
         or (
             results is not None
             and write is not None

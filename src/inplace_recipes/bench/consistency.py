@@ -36,6 +36,7 @@ __all__ = [
     "TOLERANCE",
     "disagreements",
     "group_key",
+    "in_band",
     "inconsistencies",
     "noise_band",
     "worst",
@@ -120,6 +121,22 @@ def disagreements(
     wanted = None if sizes is None else set(sizes)
     chosen = [r for r in records if r["mode"] == mode and (wanted is None or r["size"] in wanted)]
     return sorted(max(ratio, 1 / ratio) for *_, ratio in _pairs(chosen))
+
+
+#: Relative slack of :func:`in_band`: the same factor computed by two routes
+#: (``(c / i) / (o / i)`` against ``c / o``) differs in its last bits.
+ROUNDING = 1e-9
+
+
+def in_band(factor: float, band: float) -> bool:
+    """Whether ``factor`` (>= 1) lies inside ``band``, up to rounding: the pair that
+    set the band lies inside it whichever way its factor was computed.
+
+    >>> i, o, c = 2.931912904548431e-05, 7.832693891256283e-05, 6.439329103547352e-05
+    >>> (c / i) / (o / i) <= c / o, in_band((c / i) / (o / i), c / o)
+    (False, True)
+    """
+    return factor <= band * (1 + ROUNDING)
 
 
 def noise_band(

@@ -476,7 +476,7 @@ def tie(
     b = _ratio(results, other, write, size, column=column, **kw)
     if a is None or b is None:
         return False
-    if max(a / b, b / a) <= band:
+    if consistency.in_band(max(a / b, b / a), band):
         return True
     return holds_one(between(results, entry, other, write, size, **kw))
 

@@ -260,3 +260,23 @@ def test_the_index_put_recipe_saves_what_its_docstring_says(index: Any, saved: i
     from inplace_recipes import bench
 
     assert bench.saved_bytes(RECIPES["index_put"], x, index, 1.0)[0] == saved
+
+
+@pytest.mark.parametrize("name", list(RECIPES))
+@pytest.mark.parametrize("vshape", [(1,), (1, 1), (1, 1, 1)])
+@pytest.mark.parametrize("written", [1, 3])
+def test_a_one_element_value_with_leading_ones_through_a_mask(
+    name: str, vshape: tuple[int, ...], written: int
+) -> None:
+    # a falsifying reader: index_put passed a (1, 1) value to index_put as it was,
+    # and its backward raised "expected shape compatible with [1, 1]"
+    from inplace_recipes import NotApplicable, compare_gradients
+
+    x = torch.rand(5)
+    mask = torch.arange(5) < written
+    value = torch.rand(vshape)
+    try:
+        report = compare_gradients(x, mask, value, [name])
+    except NotApplicable:
+        return
+    report.assert_ok()

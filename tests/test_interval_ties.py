@@ -178,7 +178,7 @@ def test_identical_work_ties_with_itself_at_the_band_it_sets(factor: float) -> N
 
 def test_the_clone_pair_ties_with_itself_whichever_way_its_factor_is_computed() -> None:
     # The band is clone / inplace_on_clone; tie() divides their ratios to inplace,
-    # (c / i) / (o / i), which differs from c / o in the last bit: a falsifying
+    # (o / i) / (c / i), which differs from o / c in the last bit: a falsifying
     # reader found floor_beaten() reporting "clone beats the copy" for identical work.
     i, o, c = 2.931912904548431e-05, 7.832693891256283e-05, 6.439329103547352e-05
     results = run(
@@ -190,3 +190,14 @@ def test_the_clone_pair_ties_with_itself_whichever_way_its_factor_is_computed() 
     assert band == pytest.approx(o / c)
     assert report.tie(results, "clone", "inplace_on_clone", "row", 10**4, band)
     assert report.floor_beaten(results, [10**4]) == []
+
+
+def test_clone_never_beats_the_copy_it_runs() -> None:
+    # below CLONE_FROM the clone pair sets no band, and noise can time the clone
+    # recipe under inplace_on_clone; it runs that very copy, so it is no candidate
+    results = run(
+        {"inplace": steady(1.0), "inplace_again": steady(1.0), "inplace_on_clone": steady(2.0),
+         "clone": steady(1.8)},
+        sizes=(10**3,),
+    )  # fmt: skip
+    assert report.floor_beaten(results, [10**3]) == []

@@ -378,8 +378,9 @@ class IndexPlan(ReadIndex):
         ``None``, so call ``torch.ops.aten.index_put``), then an ``arange``
         per slice and a one-element tensor per int (0-d where no slice is
         left beside it), shaped to broadcast together; ``x[:]`` and ``x[...]``
-        give one ``arange`` over the first dimension. Other indices give
-        their flat positions, for ``x.reshape(-1)``.
+        give one ``arange`` over the first dimension. Index tensors alone are
+        returned as they are; masks, other indices and any index of a 0-d
+        ``x`` give their flat positions, for ``x.reshape(-1)``.
 
         >>> IndexPlan.of(torch.zeros(3, 4), (slice(1, None), 2)).index_put_indices()
         (tensor([1, 2]), tensor([2]))

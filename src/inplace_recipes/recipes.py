@@ -375,12 +375,14 @@ def clone_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
 def index_put(x: Tensor, index: Any, value: Any) -> Tensor:
     """Out-of-place ``Tensor.index_put`` on the positions of the index.
 
-    A mask, and index tensors alone (``x[t]``, ``x[t, u]``, ``x[1, t]``), go
-    to ``index_put`` as they are; ints and slices as an ``arange`` per slice
-    and a tensor per int, with the leading full slices as ``None``; other
-    indices (an index tensor beside a slice or ``...``, such as ``x[:, t]``)
-    as flat positions, although setitem hands ``x[:, t] = v`` to
-    ``index_put_`` as ``[None, t]``. With duplicate positions, values and gradients match
+    A boolean mask tensor, and index tensors alone (``x[t]``, ``x[t, u]``),
+    go to ``index_put`` as they are; ints and slices as an ``arange`` per
+    slice and a tensor per int, with the leading full slices as ``None``
+    (``x[:]`` and ``x[...]``: one ``arange``); other indices (an index tensor
+    beside an int, a slice or ``...``, such as ``x[1, t]`` or ``x[:, t]``; a
+    Python bool; any index of a 0-d ``x``) as flat positions, although
+    setitem hands ``x[:, t] = v`` to ``index_put_`` as ``[None, t]``. With
+    duplicate positions, values and gradients match
     setitem's on the CPU, as both run the same kernel in the same order: the
     last write wins (torch's documentation leaves it undefined for
     ``index_put``); ``accumulate=True`` adds them instead. It saves its index
@@ -398,7 +400,8 @@ def index_put(x: Tensor, index: Any, value: Any) -> Tensor:
         return _wide_unsigned(index_put, plan, x, index, value)
     v = _checked_value(plan, x, value)
     if plan.kind == "mask" and x.ndim:  # a 0-d mask of a 0-d x: flat, below
-        return x.index_put((plan.index[0],), plan.fit(v) if v.numel() != 1 else v)
+        # one element as 0-d: a (1, 1) value's gradient must come back as (1, 1)
+        return x.index_put((plan.index[0],), plan.fit(v) if v.numel() != 1 else v.reshape(()))
     indices = plan.index_put_indices()
     source = plan.index_put_value(v)
     if plan.flat_index_put and x.ndim != 1:  # flat positions, for x.reshape(-1)

@@ -124,7 +124,7 @@ def disagreements(
 
 
 #: Relative slack of :func:`in_band`: the same factor computed by two routes
-#: (``(c / i) / (o / i)`` against ``c / o``) differs in its last bits.
+#: (``(o / i) / (c / i)`` against ``o / c``) differs in its last bits.
 ROUNDING = 1e-9
 
 
@@ -133,7 +133,7 @@ def in_band(factor: float, band: float) -> bool:
     set the band lies inside it whichever way its factor was computed.
 
     >>> i, o, c = 2.931912904548431e-05, 7.832693891256283e-05, 6.439329103547352e-05
-    >>> (c / i) / (o / i) <= c / o, in_band((c / i) / (o / i), c / o)
+    >>> (o / i) / (c / i) <= o / c, in_band((o / i) / (c / i), o / c)
     (False, True)
     """
     return factor <= band * (1 + ROUNDING)

@@ -529,7 +529,8 @@ def floor_beaten(results: dict[str, Any], sizes: Iterable[int]) -> list[tuple[st
     """Where a recipe costs less than the in-place write on one clone, beyond the noise:
     beyond the run's noise band and with a :func:`between` interval below 1.
 
-    ``[(write, size, recipes), ...]``, float32, eager.
+    ``[(write, size, recipes), ...]``, float32, eager. The ``clone`` recipe is not
+    a candidate: it runs that copy and write, with its own call around them.
     """
     sizes = list(sizes)
     band = noise(results, sizes)
@@ -542,7 +543,8 @@ def floor_beaten(results: dict[str, Any], sizes: Iterable[int]) -> list[tuple[st
             below = [
                 e
                 for e in RECIPES
-                if (v := _ratio(results, e, write, size)) is not None
+                if e != "clone"  # the copy itself, with the recipe's call around it
+                and (v := _ratio(results, e, write, size)) is not None
                 and v < on_clone
                 and not tie(results, e, "inplace_on_clone", write, size, band)
             ]

@@ -280,3 +280,41 @@ def test_a_one_element_value_with_leading_ones_through_a_mask(
     except NotApplicable:
         return
     report.assert_ok()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize(
+    ("shape", "index"),
+    [((), ()), ((), Ellipsis), ((), None), ((5,), "mask"), ((2, 3), "mask"), ((5,), 1)],
+)
+def test_the_mask_blend_tangent_has_setitems_dtype(
+    dtype: torch.dtype, shape: tuple[int, ...], index: Any
+) -> None:
+    # a falsifying reader: jvp of the mask blend with a Python float gave a float64
+    # tangent where setitem's is x's dtype (torch's add(..., alpha=float) with a
+    # bool or 0-d other); the values agreed, the dtype did not
+    x = torch.rand(shape, dtype=dtype)
+    if index == "mask":
+        index = torch.rand(shape) > 0.5
+    tangent = torch.rand(shape, dtype=dtype)
+
+    def ref(b: torch.Tensor) -> torch.Tensor:
+        y = b.clone()
+        y[index] = 0.1
+        return y
+
+    got = torch.func.jvp(lambda b: RECIPES["mask"](b, index, 0.1), (x,), (tangent,))
+    want = torch.func.jvp(ref, (x,), (tangent,))
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype
+        assert torch.equal(g, w)
+
+
+def test_torch_add_with_alpha_gives_a_0d_tangent_float64() -> None:
+    # the torch 2.13 quirk the mask blend works around; when this fails, torch is
+    # fixed and the blend may go back to one add(..., alpha=value)
+    x = torch.rand(())
+    _, tangent = torch.func.jvp(
+        lambda b: torch.add(b, torch.ones(()), alpha=2.5), (x,), (torch.ones(()),)
+    )
+    assert tangent.dtype == torch.float64

@@ -285,7 +285,15 @@ def test_a_one_element_value_with_leading_ones_through_a_mask(
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize(
     ("shape", "index"),
-    [((), ()), ((), Ellipsis), ((), None), ((5,), "mask"), ((2, 3), "mask"), ((5,), 1)],
+    [
+        ((), ()),
+        ((), Ellipsis),
+        ((), None),
+        ((), "mask"),
+        ((5,), "mask"),
+        ((2, 3), "mask"),
+        ((5,), 1),
+    ],
 )
 def test_the_mask_blend_tangent_has_setitems_dtype(
     dtype: torch.dtype, shape: tuple[int, ...], index: Any
@@ -295,7 +303,7 @@ def test_the_mask_blend_tangent_has_setitems_dtype(
     # bool or 0-d other); the values agreed, the dtype did not
     x = torch.rand(shape, dtype=dtype)
     if index == "mask":
-        index = torch.rand(shape) > 0.5
+        index = torch.rand(shape) > 0.5 if shape else torch.tensor(True)
     tangent = torch.rand(shape, dtype=dtype)
 
     def ref(b: torch.Tensor) -> torch.Tensor:
@@ -310,11 +318,33 @@ def test_the_mask_blend_tangent_has_setitems_dtype(
         assert torch.equal(g, w)
 
 
-def test_torch_add_with_alpha_gives_a_0d_tangent_float64() -> None:
-    # the torch 2.13 quirk the mask blend works around; when this fails, torch is
-    # fixed and the blend may go back to one add(..., alpha=value)
-    x = torch.rand(())
+@pytest.mark.parametrize(
+    ("shape", "other"),
+    [((), torch.ones(())), ((3,), torch.tensor([True, False, True]))],
+)
+def test_torch_add_with_alpha_gives_a_float64_tangent(shape: tuple[int, ...], other: Any) -> None:
+    # the torch 2.13 quirk the mask blend works around (both 0-d, or a bool other);
+    # when this fails, torch is fixed and the blend may add the mask as it is
+    x = torch.rand(shape)
     _, tangent = torch.func.jvp(
-        lambda b: torch.add(b, torch.ones(()), alpha=2.5), (x,), (torch.ones(()),)
+        lambda b: torch.add(b, other, alpha=2.5), (x,), (torch.ones(shape),)
     )
     assert tangent.dtype == torch.float64
+
+
+@pytest.mark.parametrize("shape", [(), (3,)])
+@pytest.mark.parametrize("index", [(), Ellipsis, 0, "mask"])
+def test_the_mask_blend_raises_setitems_overflow_error(shape: tuple[int, ...], index: Any) -> None:
+    # a falsifying reader: computing the 0-d blend as a product wrote inf for 1e39
+    # into float32, where setitem raises
+    x = torch.zeros(shape)
+    if index == "mask":
+        index = torch.tensor(True) if not shape else torch.tensor([True, False, True])
+    elif index == 0 and not shape:
+        return
+    y = x.clone()
+    with pytest.raises(RuntimeError, match="overflow") as torchs:
+        y[index] = 1e39
+    with pytest.raises(RuntimeError, match="overflow") as ours:
+        RECIPES["mask"](x, index, 1e39)
+    assert str(ours.value) == str(torchs.value)

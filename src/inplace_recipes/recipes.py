@@ -285,13 +285,15 @@ def mask_blend(x: Tensor, index: Any, value: Any) -> Tensor:
         return _wide_unsigned(mask_blend, plan, x, index, value)
     if _plain_float(x, value):  # x * (1 - m) + value * m, the product in x's dtype
         # torch 2.13's forward AD gives add(..., alpha=float) a float64 tangent when
-        # ``other`` is bool or both are 0-d: a mask in x's dtype, and no alpha at 0-d
+        # ``other`` is bool, or both are 0-d: weights in x's dtype, and 0-d as (1,)
+        # (alpha, not a product, so that torch's overflow error for the value stays)
         if plan.kind == "mask":
             mask = plan.mask()
-            return torch.add(x * ~mask, mask.to(x.dtype), alpha=value)
-        keep, put = plan.weights(x.dtype)
+            keep, put = ~mask, mask.to(x.dtype)
+        else:
+            keep, put = plan.weights(x.dtype)
         if not x.ndim:
-            return x * keep + put * value
+            return torch.add((x * keep).reshape(1), put.reshape(1), alpha=value).reshape(())
         return torch.add(x * keep, put, alpha=value)
     if plan.kind == "basic":
         keep, put = plan.weights(x.dtype)

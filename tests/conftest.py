@@ -6,7 +6,7 @@ import importlib
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from types import ModuleType
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -14,14 +14,26 @@ from hypothesis import HealthCheck, settings
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
-@pytest.fixture(scope="module")
-def answer_table() -> Any:
-    """``docs/answer_table.py``, the landing page's generator, imported from the docs folder."""
+def import_docs_module(name: str) -> ModuleType:
+    """A module of ``docs/`` (``answer_table``, ``error_patterns``), imported as conf.py
+    imports it: with the docs folder on the path."""
     sys.path.insert(0, str(DOCS))
     try:
-        return importlib.import_module("answer_table")
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(DOCS))
+
+
+@pytest.fixture(scope="module")
+def answer_table() -> ModuleType:
+    """``docs/answer_table.py``, the landing page's generator."""
+    return import_docs_module("answer_table")
+
+
+@pytest.fixture(scope="module")
+def error_patterns() -> ModuleType:
+    """``docs/error_patterns.py``, the error box's pattern exporter."""
+    return import_docs_module("error_patterns")
 
 
 settings.register_profile(

@@ -319,17 +319,26 @@ def test_the_mask_blend_tangent_has_setitems_dtype(
 
 
 @pytest.mark.parametrize(
-    ("shape", "other"),
-    [((), torch.ones(())), ((3,), torch.tensor([True, False, True]))],
+    ("shape", "other", "dtype"),
+    [
+        ((), torch.ones(()), torch.float64),  # both 0-d
+        ((3,), torch.tensor([True, False, True]), torch.float64),  # a bool other
+        ((3,), torch.tensor([1, 0, 1]), torch.float64),  # an integer other
+        ((), torch.tensor([True, False, True]), torch.float64),
+        ((3,), torch.tensor(True), torch.float32),  # self has dimensions, other 0-d
+        ((3,), torch.ones(3), torch.float32),  # floating, with dimensions: no quirk
+    ],
 )
-def test_torch_add_with_alpha_gives_a_float64_tangent(shape: tuple[int, ...], other: Any) -> None:
-    # the torch 2.13 quirk the mask blend works around (both 0-d, or a bool other);
-    # when this fails, torch is fixed and the blend may add the mask as it is
+def test_torch_add_with_alpha_gives_a_float64_tangent(
+    shape: tuple[int, ...], other: Any, dtype: torch.dtype
+) -> None:
+    # the torch 2.13 quirk the mask blend works around, as its CHANGELOG entry
+    # states it; when this fails, torch changed and the blend may add the mask as it is
     x = torch.rand(shape)
     _, tangent = torch.func.jvp(
         lambda b: torch.add(b, other, alpha=2.5), (x,), (torch.ones(shape),)
     )
-    assert tangent.dtype == torch.float64
+    assert tangent.dtype == dtype
 
 
 @pytest.mark.parametrize("shape", [(), (3,)])

@@ -185,51 +185,11 @@ def matrix(session: nox.Session) -> None:
 #: The torch release `nox -s build` installs the wheel beside: not the pin, and
 #: on this project's machine it installs from local disk.
 BESIDE_TORCH = "2.14.1"
-#: Files the installed wheel is checked with, from a folder outside the tree.
-BESIDE_FILES = {
-    # a user's typed code: must pass `mypy --strict` against the installed wheel
-    "typed_use.py": """\
-import torch
-from torch import Tensor
-
-import inplace_recipes as ir
-from inplace_recipes import RECIPES, GradientReport, at, compare_gradients
-
-x: Tensor = torch.rand(3, requires_grad=True) * 1
-y: Tensor = RECIPES["index_put"](x, 0, 42.0)
-z: Tensor = at(x)[torch.tensor([0, 2])].add(1.0)
-report: GradientReport = compare_gradients(x, 0, 42.0)
-ok: bool = report.ok and ir.__version__ > ""
-""",
-    # ... and a wrong one that must fail it: the check sees real types, not Any
-    "wrong_use.py": """\
-import torch
-
-from inplace_recipes import compare_gradients
-
-ok: str = compare_gradients(torch.rand(3), 0, 1.0).ok
-""",
-    # the pytest plugin, found through the wheel's entry point
-    "test_planted.py": """\
-import torch
-
-
-def test_data_edit():
-    w = torch.ones(3, requires_grad=True)
-    h = w.sigmoid()
-    h.data.mul_(0.5)
-    h.sum().backward()
-""",
-    # what the wheel says of itself: it is the installed copy, of the version it names
-    "where.py": """\
-import importlib.metadata, sys
-import inplace_recipes as ir
-
-print(ir.__file__, ir.__version__)
-assert "site-packages" in ir.__file__, ir.__file__
-assert ir.__version__ == importlib.metadata.version("inplace-recipes") == sys.argv[1]
-""",
-}
+#: The files the installed wheel is checked with (tests/wheel/), copied to a folder
+#: outside the tree so that nothing of the source tree can be imported.
+WHEEL_CHECKS = ROOT / "tests" / "wheel"
+#: The line of tests/wheel/test_planted.py that the audit must report.
+PLANTED = "h.data.mul_(0.5)"
 #: Prints torch's version and a hash of its installed files' record.
 TORCH_IDENTITY = (
     "import hashlib, importlib.metadata as m, torch; "
@@ -246,7 +206,10 @@ def build(session: nox.Session) -> None:
     :data:`BESIDE_TORCH`, ``pip install`` the wheel, assert that torch was not
     replaced, and run the README's quick tour, the package's doctests, the
     pytest plugin and ``mypy --strict`` on a typed snippet against the
-    installed wheel, from a folder outside the tree (so ``src/`` is not imported).
+    installed wheel, from a folder outside the tree and with ``python -I`` (so
+    neither ``src/`` nor the caller's ``PYTHONPATH`` is imported); every module
+    of the wheel is imported there and each public function run once
+    (``tests/wheel/every_module.py``).
     """
     session.install("build", "twine")
     dist = BUILD / "dist"
@@ -275,11 +238,20 @@ def build(session: nox.Session) -> None:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     shutil.copy(ROOT / "README.md", work / "README.md")
-    for name, text in BESIDE_FILES.items():
-        (work / name).write_text(text)
-    pytest = [python, "-m", "pytest", "-p", "no:cacheprovider", "--rootdir", str(work), "-q"]
+    for path in WHEEL_CHECKS.glob("*.py"):
+        shutil.copy(path, work / path.name)
+    planted = next(
+        n
+        for n, line in enumerate((work / "test_planted.py").read_text().splitlines(), 1)
+        if PLANTED in line
+    )
+    # -I: no PYTHONPATH, no user site, no current folder: the wheel, whatever the caller's
+    # environment points at (a checkout's src/ on PYTHONPATH would shadow it).
+    python_i = [python, "-I"]
+    pytest = [*python_i, "-m", "pytest", "-p", "no:cacheprovider", "--rootdir", str(work), "-q"]
     with session.chdir(work):
-        session.run(python, "where.py", version, external=True)
+        session.run(*python_i, "where.py", version, external=True)
+        session.run(*python_i, "every_module.py", external=True)
         session.run(*pytest, "--doctest-glob=README.md", "README.md", external=True)
         session.run(*pytest, "--doctest-modules", "--pyargs", "inplace_recipes", external=True)
         session.run(*pytest, "test_planted.py", external=True)  # the plugin is off without its flag
@@ -291,11 +263,11 @@ def build(session: nox.Session) -> None:
             silent=True,
             external=True,
         )
-        if "wrong gradients" not in str(caught) or "test_planted.py:7" not in str(caught):
+        if "wrong gradients" not in str(caught) or f"test_planted.py:{planted}" not in str(caught):
             session.error(f"pytest --inplace-audit missed the planted write:\n{caught}")
-        session.run(python, "-m", "mypy", "--strict", "typed_use.py", external=True)
+        session.run(*python_i, "-m", "mypy", "--strict", "typed_use.py", external=True)
         wrong = session.run(
-            python,
+            *python_i,
             "-m",
             "mypy",
             "--strict",

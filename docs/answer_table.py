@@ -16,51 +16,30 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import committed
 import torch
 
 import inplace_recipes as ir
-from inplace_recipes import bench, recommend
+from inplace_recipes import bench
+from inplace_recipes.bench._entries import WRITES, shape_for
+from inplace_recipes.bench._intervals import ratio_interval, seconds
+from inplace_recipes.bench._memory import saved_bytes
+from inplace_recipes.bench._ranking import (
+    RANKED_SIZES,
+    preferences,
+    ranking,
+    tied_with_fastest,
+    tied_with_slowest,
+)
+from inplace_recipes.bench._results import ratio_table
 from inplace_recipes.claims import verify
+from inplace_recipes.recipes import RECORDS, NotApplicable, inplace_setitem
 
-#: One line per recipe for ``x[i] = v``; ``m`` is a boolean mask, True at ``i``.
-LINES = {
-    "mask": "k = m.to(x.dtype); y = x * (1 - k) + v * k",
-    "where": "y = torch.where(m, v, x)",
-    "clone": "y = x.clone(); y[i] = v",
-    "index_put": "y = x.index_put((torch.tensor([i]),), v)",
-    "scatter": "y = x.scatter(0, torch.tensor([i]), v.reshape(1))",
-    "select_scatter": "y = x.select_scatter(v, 0, i)",
-    "masked_fill": "y = x.masked_fill(m, v)",
-}
 
-#: Each pitfall is a sentence about torch: the claims named here are verified
-#: when the table is built (a claim that no longer holds fails the build).
-PITFALLS = {
-    "mask": "a non-finite value turns every other element into `nan`; `inf`/`nan` at a written "
-    "position become `nan`; saves a full-size mask (two if the value requires grad)",
-    "where": "the unselected branch gets a zero gradient, `nan` where it came from an op with an "
-    "infinite derivative (`sqrt` at 0), as does any overwritten element with every recipe: "
-    "fix it with a second `where` on that op's input",
-    "clone": "fails under `vmap` with a batched value",
-    "index_put": "duplicate positions: one write is kept, undefined which, yet every value gets "
-    "a gradient (`accumulate=True` adds)",
-    "scatter": "duplicate positions: one write is kept, undefined which, yet every value gets "
-    "a gradient",
-    "select_scatter": "ints and slices only; under `vmap` this line's gradient to the value is "
-    "`x.shape[dim]` times too large (torch 2.13 bug; the package's recipe avoids it)",
-    "masked_fill": "one value only, not a tensor of values",
-}
-PITFALL_CLAIMS = {
-    "mask": [
-        "mask_blend_nonfinite_value_spreads_nan",
-        "mask_blend_saves_two_masks_with_value_grad",
-        "mask_blend_nonfinite_x_at_written_position_is_nan",
-    ],
-    "where": ["zero_gradient_into_sqrt_at_zero_is_nan"],
-    "index_put": ["index_put_duplicate_positions_value_grad"],
-    "scatter": ["scatter_duplicate_positions_value_grad"],
-    "select_scatter": ["select_scatter_vmap_grad_scaled"],
-}
+def lines() -> dict[str, str]:
+    """Each recipe's one line for ``x[i] = v`` (``m``: a boolean mask, True at ``i``), from
+    its record; a line that no longer gives setitem's answer fails the build."""
+    return {name: record.line for name, record in RECORDS.items()}
 
 
 #: The build's figures in the generated prose (times, sizes, versions, dates), as
@@ -98,7 +77,7 @@ HEADLINE = {"write": "element", "size": 10**6, "dtype": "float32", "mode": "eage
 
 
 def measured(results: dict[str, Any], entry: str, **where: Any) -> dict[str, Any] | None:
-    """Forward + backward seconds (:func:`inplace_recipes.bench.intervals.seconds`), peak
+    """Forward + backward seconds (:func:`inplace_recipes.bench._intervals.seconds`), peak
     bytes and, where the run kept them, each round's fastest call (``rounds``) of ``entry``
     (``None`` if not timed).
 
@@ -118,7 +97,7 @@ def measured(results: dict[str, Any], entry: str, **where: Any) -> dict[str, Any
                 return None
             peak = record.get("peak_bytes")
             found: dict[str, Any] = {
-                "seconds": bench.intervals.seconds(timing),
+                "seconds": seconds(timing),
                 "peak_bytes": None if peak is None else float(peak),
             }
             if timing.get("round_minima"):
@@ -142,7 +121,7 @@ WRITE_WORDS = {
 
 def noise(results: dict[str, Any]) -> float:
     """The run's noise band at the ranked sizes: closer ratios are a tie."""
-    return bench.consistency.noise_band(results, sizes=recommend.RANKED_SIZES)
+    return bench.noise_band(results, sizes=RANKED_SIZES)
 
 
 def _percent(band: float) -> str:
@@ -153,8 +132,8 @@ def ties_for_fastest(results: dict[str, Any], name: str) -> dict[str, list[str]]
     """The writes where ``name`` ties for fastest (``"ties"``) and the others (``"not"``)."""
     band = noise(results)
     found: dict[str, list[str]] = {"ties": [], "not": []}
-    for write, ranked in recommend.ranking(results).items():
-        tied = recommend.tied_with_fastest(ranked, band, results, write)
+    for write, ranked in ranking(results).items():
+        tied = tied_with_fastest(ranked, band, results, write)
         found["ties" if name in tied else "not"].append(write)
     return found
 
@@ -190,7 +169,7 @@ def how_many(chosen: list[str], total: int, others: list[str] | None = None) -> 
 
 def recommendation_order(results: dict[str, Any]) -> list[str]:
     """Recipes in the benchmark's order for the headline write, fastest first."""
-    ranked = [name for name, _ in recommend.ranking(results).get(HEADLINE["write"], [])]
+    ranked = [name for name, _ in ranking(results).get(HEADLINE["write"], [])]
     return ranked + [name for name in ir.RECIPES if name not in ranked]
 
 
@@ -226,19 +205,21 @@ def render() -> str:
     x = torch.rand(6) * 10
     i = 2
     v = torch.tensor(42.0)
-    lines = {name: _line_recipe(line) for name, line in LINES.items()}
-    typed = ir.compare_gradients(x, i, v, lines)
+    shown = lines()
+    typed = ir.compare_gradients(
+        x, i, v, {name: _line_recipe(line) for name, line in shown.items()}
+    )
     typed.assert_ok()  # the line shown is correct
-    package = ir.compare_gradients(x, i, v, list(LINES))
+    package = ir.compare_gradients(x, i, v, list(shown))
     package.assert_ok()  # and so is the package's recipe
 
-    for names in PITFALL_CLAIMS.values():
-        for name in names:
+    for record in RECORDS.values():
+        for name in record.pitfall_claims:
             verify(name)
-    results = bench.load_results()
+    results = committed.bench_results()
     order = recommendation_order(results)
-    speeds = dict(recommend.ranking(results).get(HEADLINE["write"], []))
-    columns = bench.answer_columns()
+    speeds = dict(ranking(results).get(HEADLINE["write"], []))
+    columns = answer_columns()
     extremes = _extremes(results)
     speed_header = "{doc}`speed vs in-place </auto_recipes/tools/plot_performance>`"
     header = ["recipe", "one line for `x[i] = v`", "grad to `x`", "grad to `v`"]
@@ -246,13 +227,13 @@ def render() -> str:
 
     rows = [header]
     for name in order:  # a recipe without a line here fails the build
-        line, result = LINES[name], typed[name]
+        line, result = shown[name], typed[name]
         label = f"{{doc}}`{name} </auto_recipes/by_recipe/plot_{name}>`"
         row = [label, f"`{line}`", _diff(result.grad_x), _diff(result.grad_value)]
         saved, ratio = columns[name]["saved_bytes"], speeds.get(name)
         row.append("n/a" if saved is None else _bytes(int(saved)))
         row.append("not measured" if ratio is None else f"{ratio:.2f}\N{MULTIPLICATION SIGN}")
-        pitfall = PITFALLS[name]
+        pitfall = RECORDS[name].pitfall
         if name in extremes:
             pitfall = f"**{extremes[name]}**; {pitfall}"
         row.append(pitfall)
@@ -282,7 +263,7 @@ def render() -> str:
         "backward time, geometric mean over sizes 1e5 to 1e7 and both dtypes); recipes "
         f"closer than the run's noise band ({figure('bench_noise', _percent(noise(results)))}), "
         "or whose bootstrap interval of their ratio holds 1, "
-        "are a tie, and {py:func}`~inplace_recipes.recommend.best_recipe` prefers `clone` "
+        "are a tie, and {py:func}`~inplace_recipes._pick.best_recipe` prefers `clone` "
         "among those tied for fastest. "
         "Saved for backward: a one-element write on a float32 non-leaf of 1e6 elements; "
         "speed: that ranking's figure, forward + backward time over the in-place write's, "
@@ -296,11 +277,53 @@ def render() -> str:
     return "\n".join(out)
 
 
+def answer_columns(path: str | Path | None = committed.BENCH) -> dict[str, dict[str, Any]]:
+    """Per recipe and ``"inplace"``: saved bytes (live) and speed ratio (committed results).
+
+    ``saved_bytes`` is measured now: a one-element write on a float32 non-leaf
+    of 1e6 elements. ``speed_ratio`` is the forward + backward time over
+    in-place at 1e6 elements, one element, eager, CPU, float32, from the
+    committed results (``None`` where they lack it).
+
+    >>> cols = answer_columns()
+    >>> cols["inplace"]["saved_bytes"], cols["scatter"]["saved_bytes"]
+    (0, 8)
+    """
+    shape = shape_for(10**6)
+    x = torch.rand(shape, requires_grad=True)
+    index, value = WRITES["element"](shape, x)
+    try:
+        results: dict[str, Any] | None = None if path is None else bench.load_results(path)
+    except (OSError, ValueError):
+        results = None
+    ratios: dict[str, float | None] = {}
+    source = "saved bytes measured live; no committed benchmark results found"
+    if results is not None:
+        table = ratio_table(results)
+        ratios = {name: table.get(name, {}).get(10**6) for name in table}
+        prov = results["provenance"]
+        source = (
+            f"saved bytes measured live (torch {torch.__version__}); speed ratio from "
+            f"docs/measurements/bench ({prov['torch']}, {prov['cpu']}, {prov['threads']} thread(s), "
+            f"{prov['date'][:10]})"
+        )
+    columns: dict[str, dict[str, Any]] = {}
+    for name in ("inplace", *ir.RECIPES):
+        fn = inplace_setitem if name == "inplace" else ir.RECIPES[name]
+        c = x * 1
+        try:
+            nbytes: int | None = saved_bytes(fn, c, index, value)[0]
+        except NotApplicable:
+            nbytes = None
+        columns[name] = {"saved_bytes": nbytes, "speed_ratio": ratios.get(name), "source": source}
+    return columns
+
+
 def slowest(results: dict[str, Any], write: str = "element") -> list[str]:
     """The recipes tied for slowest in the benchmark's ranking of ``write``: within the
     noise band of the slowest, or with a bootstrap interval against it that holds 1."""
-    ranked = recommend.ranking(results).get(write, [])
-    return recommend.tied_with_slowest(ranked, noise(results), results, write)
+    ranked = ranking(results).get(write, [])
+    return tied_with_slowest(ranked, noise(results), results, write)
 
 
 def _extremes(results: dict[str, Any]) -> dict[str, str]:
@@ -346,7 +369,7 @@ def verdict(inplace: dict[str, Any], clone: dict[str, Any], band: float) -> str 
         return None
     saves_time = clone["seconds"] > inplace["seconds"] * band
     if saves_time and inplace.get("rounds") and clone.get("rounds"):
-        lo, _ = bench.intervals.ratio_interval(clone["rounds"], inplace["rounds"])
+        lo, _ = ratio_interval(clone["rounds"], inplace["rounds"])
         saves_time = lo > 1.0
     saves_memory = clone["peak_bytes"] > inplace["peak_bytes"]
     return VERDICTS[saves_time, saves_memory]
@@ -362,10 +385,10 @@ def render_lead(results: dict[str, Any] | None = None) -> str:
     Every word that ranks ("most", "slowest", "almost nothing") comes from
     ``results`` (the committed run by default) and its noise band.
     """
-    results = bench.load_results() if results is None else results
+    results = committed.bench_results() if results is None else results
     # what best_recipe picks for x[i] = 42 (PREFERENCES is this for the committed run)
-    pick = recommend.preferences(results).get("row", ("clone",))[0]
-    total = len(recommend.ranking(results))
+    pick = preferences(results).get("row", ("clone",))[0]
+    total = len(ranking(results))
     ties = ties_for_fastest(results, pick)
     where = how_many(ties["ties"], total, ties["not"])
     why = (
@@ -380,7 +403,7 @@ def render_lead(results: dict[str, Any] | None = None) -> str:
         )
     lead = [
         "**How do I write `x[i] = 42` without in-place?**",
-        f"`{LINES[pick]}`: {why}.",
+        f"`{RECORDS[pick].line}`: {why}.",
         "",
     ]
     inplace, clone = measured(results, "inplace"), measured(results, "clone")
@@ -437,20 +460,20 @@ WRITE_CODE = {
 
 def render_which(results: dict[str, Any] | None = None) -> str:
     """Each write, the recipe ``best_recipe`` picks, and its measured speed."""
-    results = bench.load_results() if results is None else results
-    shape = bench.shape_for(10**6)
+    results = committed.bench_results() if results is None else results
+    shape = shape_for(10**6)
     x = torch.zeros(shape, requires_grad=True)
     band = noise(results)
-    ranks = recommend.ranking(results)
+    ranks = ranking(results)
     header = ["write", "`best_recipe` picks", "its time / in-place", "as fast, within the noise"]
     rows = [header]
-    measured_writes = results.get("config", {}).get("writes", list(bench.WRITES))
+    measured_writes = results.get("config", {}).get("writes", list(WRITES))
     for write in measured_writes:  # the writes the run timed, in its order
-        index, value = bench.WRITES[write](shape, x)
+        index, value = WRITES[write](shape, x)
         pick = ir.best_recipe(x, index, value)
         ranked = ranks.get(write, [])
         measured = dict(ranked)
-        tied = recommend.tied_with_fastest(ranked, band, results, write)
+        tied = tied_with_fastest(ranked, band, results, write)
         x_sign = "\N{MULTIPLICATION SIGN}"
         rows.append(
             [

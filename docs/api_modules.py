@@ -9,31 +9,45 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-#: The package's modules, in the order the API page presents them.
+#: The package's public modules, in the order the API page presents them (the
+#: package itself comes first); every other module is private (``_``-prefixed).
 MODULES = (
     "recipes",
-    "index_reading",
-    "indexing",
     "compare",
-    "compare_cli",
-    "cli",
-    "recommend",
-    "graph",
     "bench",
-    "updates",
     "matrix",
+    "graph",
     "auditing",
     "pytest_plugin",
     "error_reference",
     "claims",
-    "table",
-    "releases",
-    "peers",
 )
 
 
+def _documented_below() -> set[str]:
+    """The package's names that a public module documents: the package's own section skips them."""
+    import inplace_recipes
+
+    found = set()
+    for name in MODULES:
+        module = importlib.import_module(f"inplace_recipes.{name}")
+        for attr in getattr(module, "__all__", ()):
+            if attr in inplace_recipes.__all__ and getattr(inplace_recipes, attr) is getattr(
+                module, attr
+            ):
+                found.add(attr)
+    return found
+
+
 def render() -> str:
-    parts = []
+    below = ", ".join(sorted(_documented_below()))
+    parts = [
+        "## `inplace_recipes`\n",
+        (
+            "```{eval-rst}\n.. automodule:: inplace_recipes\n   :members:\n"
+            f"   :exclude-members: {below}\n```\n"
+        ),
+    ]
     for name in MODULES:
         full = f"inplace_recipes.{name}"
         parts.append(f"## `{full}`\n")

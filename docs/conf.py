@@ -90,7 +90,8 @@ autodoc_preserve_defaults = True
 
 # -- doctest ---------------------------------------------------------------
 # Run before each page's doctests: torch, the package (as ``ir``) and every
-# public name of its modules, as the docstrings use them unqualified.
+# name of its documented modules that does not start with ``_`` (their
+# docstrings use them unqualified, as their own module sees them).
 doctest_global_setup = f"""
 import importlib
 
@@ -99,9 +100,9 @@ import torch
 import inplace_recipes
 import inplace_recipes as ir
 
-for _name in {api_modules.MODULES!r}:
-    _module = importlib.import_module("inplace_recipes." + _name)
-    globals().update({{_n: getattr(_module, _n) for _n in getattr(_module, "__all__", ())}})
+for _name in ("", *{api_modules.MODULES!r}):
+    _module = importlib.import_module(("inplace_recipes." + _name).rstrip("."))
+    globals().update({{_n: _v for _n, _v in vars(_module).items() if not _n.startswith("_")}})
 torch.manual_seed(0)
 """
 # Sphinx's default flags include IGNORE_EXCEPTION_DETAIL, which would accept any

@@ -136,7 +136,7 @@ def translate_cells(raw_html: str, rules: list[tuple[re.Pattern[str], str]]) -> 
 
 
 def _prose_html(text: str) -> str:
-    """``text`` as ``inplace_recipes.bench.report.Prose`` renders one paragraph of it."""
+    """``text`` as ``performance_prose.Prose`` renders one paragraph of it."""
     out = html.escape(text.strip())
     out = re.sub(r"``(.+?)``", r"<code>\1</code>", out)
     return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", out)

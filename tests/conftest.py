@@ -2,32 +2,48 @@
 
 from __future__ import annotations
 
-import importlib
 import os
-import sys
-from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+#: tests/wheel/ checks the installed wheel from outside the tree (nox -s build), not the tree.
+collect_ignore = ["wheel"]
 
-
-def import_docs_module(name: str) -> ModuleType:
-    """A module of ``docs/`` (``answer_table``, ``error_patterns``), imported as conf.py
-    imports it: with the docs folder on the path."""
-    sys.path.insert(0, str(DOCS))
-    try:
-        return importlib.import_module(name)
-    finally:
-        sys.path.remove(str(DOCS))
+from docs_modules import import_docs_module
 
 
 @pytest.fixture(scope="module")
 def answer_table() -> ModuleType:
     """``docs/answer_table.py``, the landing page's generator."""
     return import_docs_module("answer_table")
+
+
+@pytest.fixture(scope="module")
+def committed() -> ModuleType:
+    """``docs/committed.py``: where the committed runs live in the source tree."""
+    return import_docs_module("committed")
+
+
+@pytest.fixture(scope="module")
+def bench_results(committed: ModuleType) -> dict[str, Any]:
+    """The committed benchmark run, ``docs/measurements/bench/cpu-full.json``."""
+    results: dict[str, Any] = committed.bench_results()
+    return results
+
+
+@pytest.fixture(scope="module")
+def prose() -> ModuleType:
+    """``docs/performance_prose.py``: the performance page's prose."""
+    return import_docs_module("performance_prose")
+
+
+@pytest.fixture(scope="module")
+def figures() -> ModuleType:
+    """``docs/performance_figures.py``: the performance page's figures."""
+    return import_docs_module("performance_figures")
 
 
 @pytest.fixture(scope="module")

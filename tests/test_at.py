@@ -11,8 +11,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from inplace_recipes import compare_gradients
-from inplace_recipes.indexing import as_value
-from inplace_recipes.updates import at
+from inplace_recipes._at import at
+from inplace_recipes._indexing import as_value
 from strategies import Case, cases
 
 METHODS = ["set", "add", "subtract", "multiply", "divide", "power", "min", "max", "apply"]

@@ -41,7 +41,7 @@ import pytest
 import torch
 
 from at_cases import AT_CASES, TORCH_DIFFERS, AtCase
-from inplace_recipes.updates import at
+from inplace_recipes._at import at
 
 _OPS = {
     "add": torch.add,

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from inplace_recipes.updates import at
+from inplace_recipes._at import at
 
 _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
     "add": operator.iadd,

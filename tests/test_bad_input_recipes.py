@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from inplace_recipes import RECIPES, NotApplicable
-from inplace_recipes.indexing import IndexPlan
+from inplace_recipes._indexing import IndexPlan
 from strategies import SEQUENCE_WARNING
 
 pytestmark = [

@@ -7,25 +7,28 @@ These tests never assert a speed: timings are measured, not tested.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 import torch
 
 import inplace_recipes as ir
-from inplace_recipes import bench
-from inplace_recipes.bench import (
-    WRITES,
-    Config,
-    consistency,
-    entries,
-    instructions,
-    measure,
-    report,
-    saved_bytes,
-)
+from docs_modules import import_docs_module
+from inplace_recipes import bench, recipes
+from inplace_recipes.bench import WRITES, Config, saved_bytes
+from inplace_recipes.bench import _cli as cli
+from inplace_recipes.bench import _consistency as consistency
+from inplace_recipes.bench import _entries as entries
+from inplace_recipes.bench import _instructions as instructions
+from inplace_recipes.bench import _measure as measure
+from inplace_recipes.bench import _results as results_of
+from inplace_recipes.bench import _statistics as statistics
+from inplace_recipes.bench import _summary as summary
+from inplace_recipes.recipes import OneLiner
 
 TINY = Config(
     sizes=(100, 1000),
@@ -51,14 +54,14 @@ def test_run_covers_every_entry_size_and_write(tiny_results: dict) -> None:
     seen = {(r["entry"], r["size"], r["write"]) for r in results["records"]}
     expected = {
         (e, s, w)
-        for e in bench.ENTRIES
+        for e in entries.all_entries()
         for s in TINY.sizes
         for w in WRITES
-        if e not in entries.OVERHEAD_ENTRIES or s in TINY.overhead_sizes
+        if e not in entries.overhead_entries() or s in TINY.overhead_sizes
     }
     assert seen == expected
-    assert set(bench.ENTRIES) >= {"inplace", "plain_clone", "inplace_on_clone", *ir.RECIPES}
-    assert set(bench.RAW_OF) == set(ir.RECIPES)
+    assert set(entries.all_entries()) >= {"inplace", "plain_clone", "inplace_on_clone", *ir.RECIPES}
+    assert set(entries.raw_of()) == set(ir.RECIPES)
     for key in ("torch", "cpu", "threads", "date", "command", "git_commit", "load_average_start"):
         assert key in results["provenance"]
     assert results["consistency"]["tolerance"] == consistency.TOLERANCE
@@ -106,9 +109,9 @@ def _expected(x: torch.Tensor, index: Any, value: Any) -> torch.Tensor:
 
 
 @pytest.mark.parametrize("write", list(WRITES))
-@pytest.mark.parametrize("raw", [r for r in bench.RAW_OF.values() if r.startswith("raw_")])
+@pytest.mark.parametrize("raw", [r for r in entries.raw_of().values() if r.startswith("raw_")])
 def test_raw_one_liner_matches_setitem_value_and_gradients(write: str, raw: str) -> None:
-    shape = bench.shape_for(1000)
+    shape = entries.shape_for(1000)
     leaf = torch.rand(shape, dtype=torch.float64, requires_grad=True)
     index, value = WRITES[write](shape, leaf)
     if isinstance(value, torch.Tensor):
@@ -136,8 +139,10 @@ def test_raw_one_liner_matches_setitem_value_and_gradients(write: str, raw: str)
 
 
 def test_a_wrong_raw_one_liner_is_not_timed(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = entries.raw_fn("raw_where")
-    monkeypatch.setitem(entries._RAW, "raw_where", lambda x, i, v: real(x, i, v) + 1)
+    record = recipes.RECORDS["where"]
+    real = record.one_liner.run
+    wrong = OneLiner("raw_where", lambda x, i, v: real(x, i, v) + 1, record.one_liner.code)
+    monkeypatch.setitem(recipes._RECORDS, "where", dataclasses.replace(record, one_liner=wrong))
     config = Config(
         sizes=(100,),
         dtypes=("float32",),
@@ -237,15 +242,15 @@ def test_remeasure_noisy_replaces_only_the_disagreeing_configuration(
 
 
 @pytest.mark.xfail(
-    bench.load_results()["provenance"].get("noisy", True),
+    import_docs_module("committed").bench_results()["provenance"].get("noisy", True),
     reason="on this project's shared 2-core VM, identical operations differ by 10-25% in "
     "CPU time even at a load average of 1 (the committed run lists them in "
     "consistency.noisy); rerun on a dedicated machine (docs/measurements/bench/README.md). Strict: "
     "passes as soon as they agree.",
     strict=True,
 )
-def test_committed_results_pass_the_self_consistency_check() -> None:
-    results = bench.load_results()
+def test_committed_results_pass_the_self_consistency_check(bench_results: dict) -> None:
+    results = bench_results
     info = results["consistency"]
     assert info["tolerance"] <= 1.10
     assert consistency.inconsistencies(results["records"], info["tolerance"]) == []
@@ -258,27 +263,27 @@ def test_committed_results_pass_the_self_consistency_check() -> None:
     assert any(e == "clone" and s >= consistency.CLONE_FROM for e, s, _ in pairs)
 
 
-def test_committed_results_hold_the_overhead_comparisons() -> None:
-    results = bench.load_results()
-    raw = bench.raw_overhead(results)
+def test_committed_results_hold_the_overhead_comparisons(bench_results: dict) -> None:
+    results = bench_results
+    raw = results_of.raw_overhead(results)
     for recipe in ("where", "index_put", "scatter", "masked_fill", "mask", "clone"):
         assert {(w, s) for w, s in raw[recipe]} >= {
             (w, s) for w in ("element", "row", "slice", "mask") for s in (10**3, 10**4, 10**6)
         }, recipe
     config = results["config"]
     writes = [w for w in config["writes"] if w in entries.OVERHEAD_WRITES]
-    assert len(bench.at_overhead(results)) == len(writes) * len(config["overhead_sizes"])
+    assert len(results_of.at_overhead(results)) == len(writes) * len(config["overhead_sizes"])
     assert set(results["audit"]["ratio"]) == {"audit", "anomaly", "audit_over_anomaly"}
 
 
-def test_committed_results_meet_the_overhead_goals_in_instructions() -> None:
+def test_committed_results_meet_the_overhead_goals_in_instructions(bench_results: dict) -> None:
     """Issue 11: each recipe within 1.10x of its raw one-liner, at() within 1.05x of its pick."""
-    results = bench.load_results()
-    counted = bench.instruction_overhead(results)
+    results = bench_results
+    counted = results_of.instruction_overhead(results)
     for name in (*ir.RECIPES, "at"):
         sizes = {s for _, s in counted[name]}
         assert sizes >= {10**3, 10**4, 10**6}, (name, sizes)
-    assert bench.over_goals(results) == []
+    assert results_of.over_goals(results) == []
 
 
 # -- instruction counts ----------------------------------------------------------
@@ -310,7 +315,7 @@ def test_instruction_overhead_divides_by_the_raw_one_liner_and_the_pick() -> Non
     counts.append({"size": 1000, "write": "row", "entry": "inplace_on_clone", "instructions": 90})
     at = _record("at", 1.0, size=1000) | {"picks": "where"}
     results = {"records": [at], "instructions": {"available": True, "counts": counts}}
-    table = bench.instruction_overhead(results)
+    table = results_of.instruction_overhead(results)
     assert table["where"] == {("row", 1000): 1.5}
     assert table["at"] == {("row", 1000): 1.1}
     assert table["clone"] == {("row", 1000): pytest.approx(100 / 90)}
@@ -319,36 +324,40 @@ def test_instruction_overhead_divides_by_the_raw_one_liner_and_the_pick() -> Non
 # -- reports ---------------------------------------------------------------------
 
 
-def test_report_functions_read_the_committed_results() -> None:
-    results = bench.load_results()
-    text = report.answer(results)
+def test_report_functions_read_the_committed_results(
+    bench_results: dict, prose: ModuleType
+) -> None:
+    results = bench_results
+    text = prose.answer(results)
     assert "best_recipe" in text
     assert "x" in text
-    lines = report.summary_lines(results)
+    lines = summary.summary_lines(results)
     assert any("raw one-liner" in line for line in lines)
     assert any("at(x)[i].set(v)" in line for line in lines)
     assert any(line.startswith("self-consistency") for line in lines)
 
 
-def test_figures_have_one_panel_each_and_fit_a_page() -> None:
+def test_figures_have_one_panel_each_and_fit_a_page(
+    bench_results: dict, figures: ModuleType
+) -> None:
     pytest.importorskip("matplotlib")
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    results = bench.load_results()
-    figures = [
-        report.figure_headline(results),
-        report.figure_overhead(results),
-        report.figure_compiled(results),
+    results = bench_results
+    drawn = [
+        figures.figure_headline(results),
+        figures.figure_overhead(results),
+        figures.figure_compiled(results),
         *(
-            report.figure_against_size(results, w)
+            figures.figure_against_size(results, w)
             for w in WRITES
             if any(r["write"] == w for r in results["records"])  # writes the run has
         ),
     ]
-    for fig in figures:
+    for fig in drawn:
         assert len(fig.axes) == 1
         width, _ = fig.get_size_inches()
         assert width <= 7.5  # read at ~700 px: no figure wider than the page
@@ -364,7 +373,7 @@ def test_overhead_lines_show_a_missing_measurement_as_a_dash() -> None:
             _record("raw_index_put", 1.0, size=10**4),
         ]
     }
-    lines = report.overhead_lines(results)
+    lines = summary.overhead_lines(results)
     assert lines[-2].split() == ["where", "1.50x", "-"]
     assert lines[-1].split() == ["index_put", "-", "3.00x"]
 
@@ -388,17 +397,16 @@ def test_command_line_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[
     printed = capsys.readouterr().out
     assert str(out) in printed
     assert "self-consistency" in printed
-    table = bench.ratio_table(results, write="mask")
+    table = results_of.ratio_table(results, write="mask")
     assert table["inplace"] == {100: 1.0}
 
 
 def test_command_line_hooks_into_another_parser(capsys: pytest.CaptureFixture[str]) -> None:
     parser = argparse.ArgumentParser(prog="inplace-recipes")
     sub = parser.add_subparsers(dest="command")
-    bench.add_arguments(sub.add_parser("bench"))
+    cli.add_arguments(sub.add_parser("bench"))
     args = parser.parse_args(["bench", *ARGV, "--entries", "raw_where", "where"])
     assert args.entries == ["raw_where", "where"]
-    from inplace_recipes.bench import cli
 
     assert cli.run(args, ["bench"]) == 0
     assert "recipe / its raw one-liner" in capsys.readouterr().out
@@ -426,7 +434,6 @@ def test_check_fails_on_a_recipe_or_at_over_its_goal(
     code: int,
     named: str | None,
 ) -> None:
-    from inplace_recipes.bench import cli
 
     monkeypatch.setattr(cli, "measure", lambda *a, **kw: _counted(where, at))
     monkeypatch.setattr(cli, "summary_lines", lambda results: [])
@@ -441,7 +448,6 @@ def test_check_fails_on_a_recipe_or_at_over_its_goal(
 def test_check_without_instruction_counts_fails_and_says_why(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from inplace_recipes.bench import cli
 
     results = {"records": [], "instructions": {"available": False, "reason": "valgrind not found"}}
     monkeypatch.setattr(cli, "measure", lambda *a, **kw: results)
@@ -525,8 +531,8 @@ def test_peak_bytes_cpu() -> None:
     assert peak is None or peak == 8000
 
 
-def test_answer_columns_without_results(tmp_path: Path) -> None:
-    cols = bench.answer_columns(tmp_path / "missing.json")
+def test_answer_columns_without_results(tmp_path: Path, answer_table: ModuleType) -> None:
+    cols = answer_table.answer_columns(tmp_path / "missing.json")
     assert set(cols) == {"inplace", *ir.RECIPES}
     assert cols["inplace"]["saved_bytes"] == 0
     assert cols["where"]["saved_bytes"] == 10**6
@@ -534,13 +540,15 @@ def test_answer_columns_without_results(tmp_path: Path) -> None:
     assert all(c["speed_ratio"] is None and c["source"] for c in cols.values())
 
 
-def test_answer_columns_from_results(tmp_path: Path, tiny_results: dict) -> None:
+def test_answer_columns_from_results(
+    tmp_path: Path, tiny_results: dict, answer_table: ModuleType
+) -> None:
     fake = json.loads(json.dumps(tiny_results))
     for r in fake["records"]:
         r["size"] = 10**6 if r["size"] == 1000 else r["size"]
     path = tmp_path / "results.json"
     path.write_text(json.dumps(fake))
-    cols = bench.answer_columns(path)
+    cols = answer_table.answer_columns(path)
     assert cols["inplace"]["speed_ratio"] == 1.0
     assert isinstance(cols["index_put"]["speed_ratio"], float)
     assert "docs/measurements/bench" in cols["index_put"]["source"]
@@ -548,17 +556,8 @@ def test_answer_columns_from_results(tmp_path: Path, tiny_results: dict) -> None
 
 def test_shape_for_keeps_the_size() -> None:
     for size in (*TINY.sizes, 10**2, 10**5, 10**7):
-        rows, cols = bench.shape_for(size)
+        rows, cols = entries.shape_for(size)
         assert rows * cols == size
-
-
-def test_without_a_source_tree_load_results_says_where_the_run_is(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An installed wheel has no committed run: the error says so, not a bare missing file."""
-    monkeypatch.setattr(bench.results, "RESULTS_DIR", tmp_path)
-    with pytest.raises(FileNotFoundError, match="not in the installed package"):
-        bench.load_results()
 
 
 def test_records_carry_the_minimum_of_rounds_and_its_interval(tiny_results: dict) -> None:
@@ -575,7 +574,7 @@ def test_records_carry_the_minimum_of_rounds_and_its_interval(tiny_results: dict
 
 
 def test_ratio_interval_brackets_the_ratio_and_narrows_with_agreement() -> None:
-    from inplace_recipes.bench.intervals import ratio_interval, ratio_of_minima
+    from inplace_recipes.bench._intervals import ratio_interval, ratio_of_minima
 
     steady = ratio_interval([2.0] * 6, [1.0] * 6)
     assert steady == (2.0, 2.0)
@@ -587,20 +586,20 @@ def test_ratio_interval_brackets_the_ratio_and_narrows_with_agreement() -> None:
         ratio_interval([1.0], [1.0, 2.0])
 
 
-def test_every_figure_has_labelled_axes() -> None:
+def test_every_figure_has_labelled_axes(bench_results: dict, figures: ModuleType) -> None:
     pytest.importorskip("matplotlib")
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    results = bench.load_results()
+    results = bench_results
     for fig in [
-        report.figure_headline(results),
-        report.figure_instructions(results),
-        report.figure_overhead(results),
-        report.figure_compiled(results),
-        *(report.figure_against_size(results, w) for w in report.measured_writes(results)),
+        figures.figure_headline(results),
+        figures.figure_instructions(results),
+        figures.figure_overhead(results),
+        figures.figure_compiled(results),
+        *(figures.figure_against_size(results, w) for w in statistics.measured_writes(results)),
     ]:
         (ax,) = fig.axes
         assert ax.get_xlabel()
@@ -641,8 +640,8 @@ def test_over_goals_holds_an_exactness_cost_to_its_own_goal_only() -> None:
         row = lambda e, n: {"size": 1000, "write": write, "entry": e, "instructions": n}
         return [row("scatter", round(100 * ratio)), row("raw_scatter", 100)]
 
-    goal, why = entries.EXACTNESS_COSTS["scatter", "index"]
-    assert goal > bench.OVERHEAD_GOALS["recipe"]
+    goal, why = entries.exactness_costs()["scatter", "index"]
+    assert goal > results_of.OVERHEAD_GOALS["recipe"]
     assert "negative" in why
     within = goal - 0.04  # over the recipes' goal, under this write's own
     for write, ratio, over in [
@@ -652,7 +651,7 @@ def test_over_goals_holds_an_exactness_cost_to_its_own_goal_only() -> None:
         ("slice", within, True),
     ]:
         results = {"instructions": {"available": True, "counts": counts(write, ratio)}}
-        assert bool(bench.over_goals(results)) is over, (write, ratio)
+        assert bool(results_of.over_goals(results)) is over, (write, ratio)
 
 
 def test_the_goal_line_names_an_exactness_exception_apart() -> None:
@@ -664,8 +663,8 @@ def test_the_goal_line_names_an_exactness_exception_apart() -> None:
         row("raw_where", "row", 100),
     ]
     results = {"instructions": {"available": True, "counts": counts}}
-    line = report.goal_line(results)
+    line = summary.goal_line(results)
     assert "(largest: where 1.04x, row 1e3)" in line  # not scatter's 1.23x
     assert "scatter for index writes within its own 1.25x (largest: 1.23x;" in line
     counts[0] = row("scatter", "index", 130)
-    assert report.goal_line(results).startswith("goals (instructions, 1e3) missed: scatter")
+    assert summary.goal_line(results).startswith("goals (instructions, 1e3) missed: scatter")

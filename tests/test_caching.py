@@ -23,7 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from inplace_recipes import RECIPES, at
-from inplace_recipes.recommend import best_recipe, quick_recipe
+from inplace_recipes._pick import best_recipe, quick_recipe
 from strategies import SEQUENCE_WARNING, Case, cases
 
 NAMES = list(RECIPES)

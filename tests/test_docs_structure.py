@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from docs_modules import import_docs_module
 from inplace_recipes import RECIPES
+
+committed = import_docs_module("committed")
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -103,21 +106,49 @@ def test_built_html_loads_nothing_from_other_hosts() -> None:
             pytest.fail(f"{page.relative_to(html_dir)} loads {match.group(0)!r}")
 
 
-def test_every_module_is_on_the_api_page() -> None:
+def _public_modules() -> set[str]:
+    """Every module of the package that no ``_``-prefixed part hides."""
     import pkgutil
 
     import inplace_recipes
 
+    return {
+        info.name.removeprefix("inplace_recipes.")
+        for info in pkgutil.walk_packages(inplace_recipes.__path__, "inplace_recipes.")
+        if not any(part.startswith("_") for part in info.name.split(".")[1:])
+    }
+
+
+def _listed_on_the_api_page() -> list[str]:
     tree = ast.parse((DOCS / "api_modules.py").read_text())
-    listed = next(
+    return next(
         ast.literal_eval(node.value)
         for node in ast.walk(tree)
         if isinstance(node, ast.AnnAssign | ast.Assign)
         and "MODULES"
         in ast.unparse(node.targets[0] if isinstance(node, ast.Assign) else node.target)
     )
-    modules = {m.name for m in pkgutil.iter_modules(inplace_recipes.__path__)} - {"__main__"}
-    assert modules == set(listed)
+
+
+def test_every_public_module_is_on_the_api_page_and_no_other() -> None:
+    assert _public_modules() == set(_listed_on_the_api_page())
+
+
+#: The most names the package's public ``__all__`` may hold, summed over its
+#: public modules (issue 27: the documented surface, not every internal).
+MOST_PUBLIC_NAMES = 80
+
+
+def test_the_public_surface_is_small_and_documented() -> None:
+    import importlib
+
+    modules = ["inplace_recipes", *(f"inplace_recipes.{m}" for m in sorted(_public_modules()))]
+    names = {m: list(getattr(importlib.import_module(m), "__all__", [])) for m in modules}
+    total = sum(len(v) for v in names.values())
+    assert total <= MOST_PUBLIC_NAMES, f"{total} public names: {names}"
+    for module, public in names.items():  # each is real, so the API page's autodoc shows it
+        for name in public:
+            assert hasattr(importlib.import_module(module), name), f"{module}.{name}"
 
 
 def _answer_table():  # the docs' own generator, imported as conf.py does
@@ -140,9 +171,8 @@ def test_landing_page_answers_both_questions_before_the_table() -> None:
 
 def test_the_lead_quotes_the_committed_run() -> None:
     answer_table = _answer_table()
-    from inplace_recipes import bench
 
-    results = bench.load_results()
+    results = committed.bench_results()
     lead = answer_table.render_lead()
     inplace = answer_table.measured(results, "inplace")
     clone = answer_table.measured(results, "clone")
@@ -159,16 +189,16 @@ def test_the_lead_quotes_the_committed_run() -> None:
 
 def test_the_table_is_in_the_benchmarks_order_and_marks_the_extremes() -> None:
     answer_table = _answer_table()
-    from inplace_recipes import bench, recommend
+    from inplace_recipes import bench
 
-    results = bench.load_results()
+    results = committed.bench_results()
     order = answer_table.recommendation_order(results)
     assert sorted(order) == sorted(RECIPES)
     rows = re.findall(r"^\* - \{doc\}`(\w+) <", answer_table.render(), re.MULTILINE)
     assert rows == order
     extremes = answer_table._extremes(results)
     # the ranking's slowest, with every recipe inside the noise band of it
-    ranked = dict(recommend.ranking(results)["element"])
+    ranked = dict(bench.ranking(results)["element"])
     band = answer_table.noise(results)
     slowest = [n for n, ratio in ranked.items() if ratio * band >= max(ranked.values())]
     assert slowest

@@ -15,13 +15,20 @@ from typing import Any
 
 import pytest
 
+from docs_modules import import_docs_module
 from inplace_recipes import bench
-from inplace_recipes.bench import report
+from inplace_recipes.bench import _intervals as intervals
+from inplace_recipes.bench import _ranking as ranking_
+from inplace_recipes.bench import _statistics as statistics
+from inplace_recipes.bench import _summary as summary
+
+prose = import_docs_module("performance_prose")
+committed_runs = import_docs_module("committed")
 
 
 @pytest.fixture(scope="module")
 def committed() -> dict[str, Any]:
-    return bench.load_results()
+    return committed_runs.bench_results()
 
 
 def altered(results: dict[str, Any], change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
@@ -58,7 +65,7 @@ def scale(entry: str, factor: float, writes: tuple[str, ...] | None = None) -> C
 def set_seconds(r: dict[str, Any], seconds: float) -> None:
     """Make the forward + backward time of ``r`` ``seconds``, in every statistic."""
     t = r["forward_backward"]
-    old = bench.intervals.seconds(t)
+    old = intervals.seconds(t)
     t["median"] = seconds
     if t.get("min") is not None:
         t["min"] = seconds
@@ -91,8 +98,8 @@ def quiet(results: dict[str, Any], factor: float = 1.01) -> dict[str, Any]:
                 out, same, r["write"], r["size"], dtype=r["dtype"], mode=r["mode"]
             )
             if other and other.get("forward_backward"):
-                target = bench.intervals.seconds(other["forward_backward"]) * factor
-                ratio = target / bench.intervals.seconds(r["forward_backward"])
+                target = intervals.seconds(other["forward_backward"]) * factor
+                ratio = target / intervals.seconds(r["forward_backward"])
                 set_seconds(r, target)
                 for key in list(r):
                     if key.startswith("ratio_forward_backward") and isinstance(r[key], float):
@@ -102,7 +109,7 @@ def quiet(results: dict[str, Any], factor: float = 1.01) -> dict[str, Any]:
 
 def winning(results: dict[str, Any], name: str, writes: list[str]) -> dict[str, Any]:
     """``name`` clearly fastest in ``writes`` and clearly slowest in every other write."""
-    others = [w for w in bench.report.measured_writes(results) if w not in writes]
+    others = [w for w in statistics.measured_writes(results) if w not in writes]
     out = altered(results, scale(name, 0.2, tuple(writes)))
     return altered(out, scale(name, 5.0, tuple(others)))
 
@@ -117,9 +124,8 @@ def rendered(answer_table: Any, text: str) -> str:
 def test_the_lead_says_most_only_for_more_than_half(
     committed: dict[str, Any], answer_table: Any
 ) -> None:
-    from inplace_recipes import recommend
 
-    writes = list(recommend.ranking(committed))
+    writes = list(bench.ranking(committed))
     n = len(writes)
     assert n >= 4
     most = winning(committed, "clone", writes[: n // 2 + 1])
@@ -150,12 +156,11 @@ def _row_of(which: str) -> str:
 def test_a_difference_inside_the_noise_is_a_tie(
     committed: dict[str, Any], answer_table: Any
 ) -> None:
-    from inplace_recipes import recommend
 
     def row_race(band: float) -> dict[str, Any]:
         """clone 5% behind select_scatter in the row write, at noise band ``band``."""
         base = quiet(committed, band)
-        ranked = dict(recommend.ranking(base)["row"])
+        ranked = dict(bench.ranking(base)["row"])
         base = altered(base, scale("select_scatter", 0.2 / ranked["select_scatter"], ("row",)))
         return altered(base, scale("clone", 0.21 / ranked["clone"], ("row",)))
 
@@ -166,7 +171,7 @@ def test_a_difference_inside_the_noise_is_a_tie(
     narrow = row_race(1.01)
     row = _row_of(answer_table.render_which(tight(narrow)))
     assert "`select_scatter`\n" in row  # alone: 5% is outside a 1% band and its interval
-    assert report.has_intervals(committed)
+    assert statistics.has_intervals(committed)
     # the interval alone makes a tie: select_scatter's fastest round is one of
     # eight, the others 30% slower, so clone's 5% lies inside the interval
     wide = tight(narrow)
@@ -174,7 +179,7 @@ def test_a_difference_inside_the_noise_is_a_tie(
         if r["write"] == "row" and r["entry"] == "select_scatter" and r["forward_backward"]:
             rounds = r["forward_backward"]["round_minima"]
             r["forward_backward"]["round_minima"] = [rounds[0]] + [rounds[0] * 1.3] * 7
-    lo, hi = recommend.interval_between(wide, "row", "clone", "select_scatter") or (0, 0)
+    lo, hi = ranking_.interval_between(wide, "row", "clone", "select_scatter") or (0, 0)
     assert lo <= 1 <= hi
     row = _row_of(answer_table.render_which(wide))
     assert "`select_scatter`, `clone`" in row
@@ -187,9 +192,8 @@ def test_slowest_is_marked_only_outside_the_noise(
     marks = answer_table._extremes(slower)
     assert marks["mask"].startswith("slowest")
     assert not any(m.startswith(("slowest", "tied")) for n, m in marks.items() if n != "mask")
-    from inplace_recipes import recommend
 
-    table = dict(recommend.ranking(slower)["element"])
+    table = dict(bench.ranking(slower)["element"])
     factor = table["mask"] / table["masked_fill"]
     both = tight(altered(slower, scale("masked_fill", factor, ("element",))))
     marks = answer_table._extremes(both)
@@ -198,8 +202,8 @@ def test_slowest_is_marked_only_outside_the_noise(
 
 
 def test_the_crossover_follows_the_times(committed: dict[str, Any]) -> None:
-    measured = report.crossover(committed)
-    assert f"from {report._size(measured)} elements up" in report.answer(committed)
+    measured = statistics.crossover(committed)
+    assert f"from {summary.size_label(measured)} elements up" in prose.answer(committed)
 
     def fixed_cost(size_from: float) -> Callable[[dict[str, Any]], None]:
         def change(r: dict[str, Any]) -> None:  # the step's time grows from size_from on
@@ -209,26 +213,26 @@ def test_the_crossover_follows_the_times(committed: dict[str, Any]) -> None:
         return change
 
     early = altered(committed, fixed_cost(300))
-    assert report.crossover(early) == 10**3
-    assert "from 1e3 elements up" in report.answer(early)
+    assert statistics.crossover(early) == 10**3
+    assert "from 1e3 elements up" in prose.answer(early)
     late = altered(committed, fixed_cost(8e5))
-    assert report.crossover(late) == 10**6
+    assert statistics.crossover(late) == 10**6
 
 
 def test_the_copy_is_called_a_floor_only_when_nothing_beats_it(committed: dict[str, Any]) -> None:
     cheap_copy = tight(altered(committed, scale("inplace_on_clone", 0.2)))
-    text = report.answer(cheap_copy)
+    text = prose.answer(cheap_copy)
     assert "not a floor" not in text
     assert "no recipe costs less beyond the noise" in text
     # where, and only where, clearly below the copy for the mask write
     beaten = altered(cheap_copy, scale("where", 0.1, ("mask",)))
-    text = report.answer(tight(beaten))
+    text = prose.answer(tight(beaten))
     assert "it is not a floor" in text
     assert "for a boolean mask, ``where``" in text
 
 
 def test_the_answer_renders_as_prose(committed: dict[str, Any]) -> None:
-    html = report.Prose(report.answer(committed))._repr_html_()
+    html = prose.Prose(prose.answer(committed))._repr_html_()
     assert "``" not in html
     assert "<code>best_recipe</code>" in html
     assert html.count("<p>") >= 3
@@ -238,18 +242,18 @@ def test_intervals_are_used_when_the_run_has_them(committed: dict[str, Any]) -> 
     without = copy.deepcopy(committed)
     for r in without["records"]:
         r.pop("ratio_forward_backward_interval", None)
-    band = report.noise(without)
-    lo, hi = report.interval(without, "clone", "row", 10**6)
+    band = statistics.noise(without)
+    lo, hi = statistics.interval(without, "clone", "row", 10**6)
     ratio = bench.find_record(without, "clone", "row", 10**6)["ratio_forward_backward"]
     assert (lo, hi) == pytest.approx((ratio / band, ratio * band))
-    assert "carries that band" in report.answer(without)
+    assert "carries that band" in prose.answer(without)
     with_interval = copy.deepcopy(without)
     bench.find_record(with_interval, "clone", "row", 10**6)["ratio_forward_backward_interval"] = [
         1.0,
         1.1,
     ]
-    assert report.interval(with_interval, "clone", "row", 10**6) == (1.0, 1.1)
-    assert "carries its interval" in report.answer(with_interval)
+    assert statistics.interval(with_interval, "clone", "row", 10**6) == (1.0, 1.1)
+    assert "carries its interval" in prose.answer(with_interval)
 
 
 def test_the_cost_verdict_follows_time_and_memory(
@@ -266,7 +270,7 @@ def test_the_cost_verdict_follows_time_and_memory(
         def change(r: dict[str, Any]) -> None:
             headline = {k: r.get(k) for k in answer_table.HEADLINE} == answer_table.HEADLINE
             if r["entry"] == "clone" and headline and r.get("device", "cpu") == "cpu":
-                set_seconds(r, bench.intervals.seconds(r["forward_backward"]) * seconds)
+                set_seconds(r, intervals.seconds(r["forward_backward"]) * seconds)
                 r["peak_bytes"] *= peak
 
         return change

@@ -9,7 +9,8 @@ import torch
 from hypothesis import given
 
 from inplace_recipes import RECIPES
-from inplace_recipes.indexing import IndexPlan, as_value
+from inplace_recipes._indexing import IndexPlan, as_value
+from inplace_recipes.recipes._index_put import index_put_indices, writes_flat
 from strategies import SEQUENCE_WARNING, Case, cases
 
 
@@ -186,9 +187,9 @@ def test_setitem_hands_a_leading_full_slice_to_index_put_as_none() -> None:
 def test_index_put_indices_write_what_setitem_writes(case: Case) -> None:
     # leading None's (full slices) and arange grids, through aten::index_put
     plan = IndexPlan.of(case.x, case.index)
-    if plan.kind != "basic" or plan.flat_index_put:
+    if plan.kind != "basic" or writes_flat(plan):
         return
-    indices = plan.index_put_indices()
+    indices = index_put_indices(plan)
     nones = [i is None for i in indices]
     assert nones == sorted(nones, reverse=True)  # None's lead, tensors follow
     expected = case.x.detach().clone()

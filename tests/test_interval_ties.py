@@ -13,11 +13,17 @@ from typing import Any
 
 import pytest
 
-from inplace_recipes import recommend
-from inplace_recipes.bench import consistency, intervals, report
-from inplace_recipes.bench.measure import _add_ratios
+from docs_modules import import_docs_module
+from inplace_recipes import bench
+from inplace_recipes.bench import _consistency as consistency
+from inplace_recipes.bench import _intervals as intervals
+from inplace_recipes.bench import _ranking as ranking_
+from inplace_recipes.bench import _statistics as statistics
+from inplace_recipes.bench._measure import _add_ratios
 
-SIZES = recommend.RANKED_SIZES
+prose = import_docs_module("performance_prose")
+
+SIZES = bench.RANKED_SIZES
 #: Rounds that spread: their fastest is 1.0, the others up to 1.6 slower.
 WIDE = [1.0, 1.6, 1.5, 1.55, 1.45, 1.6, 1.5, 1.58]
 
@@ -69,7 +75,7 @@ def steady(t: float) -> list[float]:
 
 def test_ratios_and_the_self_consistency_check_use_the_fastest_round() -> None:
     results = run({"inplace": steady(1.0), "inplace_again": [1.02] + [2.0] * 7})
-    again = report.find_record(results, "inplace_again", "row", SIZES[0])
+    again = bench.find_record(results, "inplace_again", "row", SIZES[0])
     assert again is not None
     assert again["ratio_forward_backward"] == pytest.approx(1.02)  # not the medians' 2.0
     assert again["ratio_forward_backward_median"] == pytest.approx(2.0 / 1.004, rel=1e-3)
@@ -80,23 +86,23 @@ def test_a_ratio_beyond_the_band_with_overlapping_rounds_is_a_tie() -> None:
     # where's fastest round is 1.15x clone's, beyond a 10% band, but its other
     # rounds spread so far that the interval of the ratio holds 1
     results = run({"inplace": steady(1.0), "clone": steady(1.15), "where": WIDE})
-    ranked = recommend.ranking(results)["row"]
+    ranked = bench.ranking(results)["row"]
     assert [name for name, _ in ranked] == ["where", "clone"]
-    lo, hi = recommend.interval_between(results, "row", "clone", "where") or (0, 0)
+    lo, hi = ranking_.interval_between(results, "row", "clone", "where") or (0, 0)
     assert lo <= 1 <= hi
-    assert recommend.tied_with_fastest(ranked, 1.10) == ["where"]  # the band alone
-    assert recommend.tied_with_fastest(ranked, 1.10, results, "row") == ["where", "clone"]
-    assert recommend.preferences(results, band=1.10) == {"row": ("clone",)}
-    assert recommend.tied_with_slowest(ranked, 1.10, results, "row") == ["where", "clone"]
+    assert bench.tied_with_fastest(ranked, 1.10) == ["where"]  # the band alone
+    assert bench.tied_with_fastest(ranked, 1.10, results, "row") == ["where", "clone"]
+    assert bench.preferences(results, band=1.10) == {"row": ("clone",)}
+    assert bench.tied_with_slowest(ranked, 1.10, results, "row") == ["where", "clone"]
 
 
 def test_rounds_that_stay_apart_are_ranked() -> None:
     results = run({"inplace": steady(1.0), "clone": steady(1.3), "where": steady(1.0)})
-    ranked = recommend.ranking(results)["row"]
-    assert recommend.interval_between(results, "row", "clone", "where")[0] > 1  # type: ignore[index]
-    assert recommend.tied_with_fastest(ranked, 1.10, results, "row") == ["where"]
-    assert recommend.preferences(results, band=1.10) == {"row": ("where", "clone")}
-    assert recommend.tied_with_slowest(ranked, 1.10, results, "row") == ["clone"]
+    ranked = bench.ranking(results)["row"]
+    assert ranking_.interval_between(results, "row", "clone", "where")[0] > 1  # type: ignore[index]
+    assert bench.tied_with_fastest(ranked, 1.10, results, "row") == ["where"]
+    assert bench.preferences(results, band=1.10) == {"row": ("where", "clone")}
+    assert bench.tied_with_slowest(ranked, 1.10, results, "row") == ["clone"]
 
 
 def test_beating_the_copy_needs_an_interval_below_one() -> None:
@@ -105,13 +111,13 @@ def test_beating_the_copy_needs_an_interval_below_one() -> None:
         {"inplace": steady(1.0), "inplace_on_clone": steady(1.5), "where": steady(1.0)},
         sizes=sizes,
     )
-    assert report.floor_beaten(apart, sizes) == [("row", 10**5, ["where"])]
+    assert statistics.floor_beaten(apart, sizes) == [("row", 10**5, ["where"])]
     spread = [1.0, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6]
     overlapping = run(
         {"inplace": steady(1.0), "inplace_on_clone": steady(1.2), "where": spread}, sizes=sizes
     )
-    assert report.between(overlapping, "where", "inplace_on_clone", "row", 10**5)[1] > 1  # type: ignore[index]
-    assert report.floor_beaten(overlapping, sizes) == []
+    assert statistics.between(overlapping, "where", "inplace_on_clone", "row", 10**5)[1] > 1  # type: ignore[index]
+    assert statistics.floor_beaten(overlapping, sizes) == []
 
 
 def test_compiled_recipes_tie_inside_their_interval() -> None:
@@ -120,14 +126,14 @@ def test_compiled_recipes_tie_inside_their_interval() -> None:
         sizes=(10**6,),
         mode="compile",
     )
-    (line,) = report.compiled_lines(results)
+    (line,) = prose.compiled_lines(results)
     assert "tied within the noise (where, clone)" in line
     apart = run(
         {"inplace": steady(1.0), "clone": steady(1.3), "where": steady(1.0)},
         sizes=(10**6,),
         mode="compile",
     )
-    (line,) = report.compiled_lines(apart)
+    (line,) = prose.compiled_lines(apart)
     assert "the fastest compiled recipe, where," in line
 
 
@@ -145,7 +151,7 @@ def test_the_noise_band_is_given_per_size() -> None:
     for r in results["records"]:
         if r["entry"] == "inplace_again" and r["size"] == 10**3:
             r["forward_backward"]["min"] = 1.4
-    assert report.noise_by_size(results) == {10**3: 1.4, 10**5: 1.05}
+    assert statistics.noise_by_size(results) == {10**3: 1.4, 10**5: 1.05}
 
 
 def test_the_geometric_interval_brackets_every_configuration() -> None:
@@ -167,12 +173,12 @@ def test_identical_work_ties_with_itself_at_the_band_it_sets(factor: float) -> N
         writes=("element", "mask"),
         sizes=(10**4,),
     )
-    band = report.noise(results)
+    band = statistics.noise(results)
     assert band == pytest.approx(factor, rel=1e-12)
-    again = report.between(results, "inplace_again", "inplace", "mask", 10**4)
+    again = statistics.between(results, "inplace_again", "inplace", "mask", 10**4)
     assert not intervals.holds_one(again)  # the band alone decides
     for write in ("element", "mask"):
-        assert report.tie(results, "inplace_again", "inplace", write, 10**4, band)
+        assert statistics.tie(results, "inplace_again", "inplace", write, 10**4, band)
     assert consistency.worst(results["records"]) == pytest.approx(factor, rel=1e-12)
 
 
@@ -186,10 +192,10 @@ def test_the_clone_pair_ties_with_itself_whichever_way_its_factor_is_computed() 
          "clone": steady(c)},
         sizes=(10**4,),
     )  # fmt: skip
-    band = report.noise(results, [10**4])
+    band = statistics.noise(results, [10**4])
     assert band == pytest.approx(o / c)
-    assert report.tie(results, "clone", "inplace_on_clone", "row", 10**4, band)
-    assert report.floor_beaten(results, [10**4]) == []
+    assert statistics.tie(results, "clone", "inplace_on_clone", "row", 10**4, band)
+    assert statistics.floor_beaten(results, [10**4]) == []
 
 
 def test_clone_never_beats_the_copy_it_runs() -> None:
@@ -200,4 +206,4 @@ def test_clone_never_beats_the_copy_it_runs() -> None:
          "clone": steady(1.8)},
         sizes=(10**3,),
     )  # fmt: skip
-    assert report.floor_beaten(results, [10**3]) == []
+    assert statistics.floor_beaten(results, [10**3]) == []

@@ -10,7 +10,7 @@ from hypothesis import assume, event, given
 
 import inplace_recipes as ir
 from inplace_recipes import RECIPES, NotApplicable, compare_gradients
-from inplace_recipes.indexing import IndexPlan
+from inplace_recipes._indexing import IndexPlan
 from strategies import SEQUENCE_WARNING, Case, cases
 
 NAMES = list(RECIPES)

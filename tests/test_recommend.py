@@ -8,7 +8,10 @@ import pytest
 import torch
 
 import inplace_recipes as ir
-from inplace_recipes.recommend import PREFERENCES, best_recipe, write_kind
+from docs_modules import import_docs_module
+from inplace_recipes._pick import PREFERENCES, best_recipe, write_kind
+
+committed = import_docs_module("committed")
 
 
 def _mask() -> torch.Tensor:
@@ -72,10 +75,9 @@ def test_at_default_is_exported() -> None:
 
 def test_preferences_follow_the_committed_measurements() -> None:
     """Re-running the benchmark can change the choice: then PREFERENCES must follow."""
-    from inplace_recipes.bench import load_results
-    from inplace_recipes.recommend import preferences
+    from inplace_recipes.bench import preferences
 
-    chosen = preferences(load_results())
+    chosen = preferences(committed.bench_results())
     # index tensors and lists are one kind of write for best_recipe: "advanced"
     key = {"index": "advanced", "list": "advanced"}
     assert chosen == {write: PREFERENCES[key.get(write, write)] for write in chosen}
@@ -114,14 +116,14 @@ def _ranked_run(ratios: dict[str, float], *, noise: float) -> dict[str, Any]:
 def test_preferences_rank_only_outside_the_noise_band(
     ratios: dict[str, float], noise: float, pick: tuple[str, ...]
 ) -> None:
-    from inplace_recipes.recommend import preferences
+    from inplace_recipes.bench import preferences
 
     assert preferences(_ranked_run(ratios, noise=noise)) == {"row": pick}
 
 
 def test_ranking_counts_recipes_only() -> None:
     """Baselines, raw one-liners and at() are measured beside the recipes, never recommended."""
-    from inplace_recipes.recommend import ranking
+    from inplace_recipes.bench import ranking
 
     records = [
         {

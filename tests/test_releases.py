@@ -17,7 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from inplace_recipes import peers, releases
+from docs_modules import import_docs_module
+
+releases = import_docs_module("releases")
+peers = import_docs_module("peers")
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -150,11 +153,11 @@ def test_case_fingerprint_is_the_same_without_avx512() -> None:
     The committed fingerprint once came from a machine without AVX-512, and
     every machine with it (CI's among them) found peers.json stale.
     """
-    code = (
-        "from at_cases import AT_CASES; from inplace_recipes import peers; "
-        "print(peers.case_fingerprint(AT_CASES))"
-    )
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    code = "from at_cases import AT_CASES; import peers; print(peers.case_fingerprint(AT_CASES))"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), str(ROOT / "docs")]),
+    }
     here = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )

@@ -18,6 +18,12 @@ import pytest
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import write_po
 
+from docs_modules import import_docs_module
+from inplace_recipes.bench import _summary as summary
+
+prose = import_docs_module("performance_prose")
+committed = import_docs_module("committed")
+
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("translations", ROOT / "docs" / "translations.py")
 assert _spec is not None
@@ -280,17 +286,15 @@ def test_every_catalogue_belongs_to_a_page() -> None:
 
 def test_the_performance_pages_generated_paragraphs_are_translated() -> None:
     """Every paragraph the performance page writes from the committed run has its Chinese."""
-    from inplace_recipes import bench
-    from inplace_recipes.bench import report
 
-    results = bench.load_results()
+    results = committed.bench_results()
     tables = zh_edition._generated_tables()
     rules = zh_edition.prose_rules(tables["paragraph"])
     phrases = [(r[0].strip("`"), r[1].strip("`")) for r in tables["phrase"]]
-    texts = [report.answer(results), "\n\n".join(report.compiled_lines(results))]
-    texts += [report.audit_line(results), report.goal_line(results)]
+    texts = [prose.answer(results), "\n\n".join(prose.compiled_lines(results))]
+    texts += [summary.audit_line(results), summary.goal_line(results)]
     for text in texts:
-        html = zh_edition.translate_prose(report.Prose(text)._repr_html_(), rules, phrases)
+        html = zh_edition.translate_prose(prose.Prose(text)._repr_html_(), rules, phrases)
         for paragraph in html.split("\n"):
             assert translations._CJK.search(paragraph), paragraph
             assert " and " not in paragraph, paragraph

@@ -46,7 +46,9 @@ import numpy as np
 import torch
 
 import inplace_recipes
-from inplace_recipes.peers import LIBRARIES, case_fingerprint
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # docs/: the site's tooling
+from peers import LIBRARIES, case_fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
 GRAD_OPS = {"set", "add", "subtract", "multiply", "divide", "power", "min", "max", "get"}

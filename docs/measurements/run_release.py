@@ -41,7 +41,10 @@ from typing import Any
 import torch
 
 import inplace_recipes
-from inplace_recipes import releases
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # docs/: the site's tooling
+import releases
+
 from inplace_recipes.claims import verify_all
 from inplace_recipes.error_reference import explain
 from inplace_recipes.matrix import compatibility_matrix

@@ -114,17 +114,17 @@ print(verify("mask_blend_saves_two_masks_with_value_grad"))
 # And time: its rank among the recipes for each kind of write in the
 # committed benchmark (forward + backward over in-place):
 
-from inplace_recipes import recommend
+import committed
 
-results = bench.load_results()
-band = bench.consistency.noise_band(results, sizes=recommend.RANKED_SIZES)
+results = committed.bench_results()
+band = bench.noise_band(results, sizes=bench.RANKED_SIZES)
 print(
     f"recipes closer than {(band - 1) * 100:.0f}% (the run's noise band), or whose "
     "bootstrap interval holds 1, tie"
 )
 slowest = {}
-for write, ranked in recommend.ranking(results).items():
-    slowest[write] = recommend.tied_with_slowest(ranked, band, results, write)
+for write, ranked in bench.ranking(results).items():
+    slowest[write] = bench.tied_with_slowest(ranked, band, results, write)
     word = (
         "slowest"
         if slowest[write] == ["mask"]

@@ -73,15 +73,17 @@ fig = ir.draw_graph(y, title="x.select_scatter(v, 1, 2)", highlight=("SelectScat
 # results, not typed here (:func:`inplace_recipes.best_recipe` picks from the
 # same ranking, ``clone`` on a tie):
 
-from inplace_recipes import bench, recommend
+import committed
 
-results = bench.load_results()
-band = bench.consistency.noise_band(results, sizes=recommend.RANKED_SIZES)
-ranks = recommend.ranking(results)
+from inplace_recipes import bench
+
+results = committed.bench_results()
+band = bench.noise_band(results, sizes=bench.RANKED_SIZES)
+ranks = bench.ranking(results)
 print(f"noise band: {(band - 1) * 100:.0f}%")
 for write in ("element", "row", "slice", "value_grad"):
     ratio = dict(ranks[write])["select_scatter"]
-    tied = recommend.tied_with_fastest(ranks[write], band, results, write)
+    tied = bench.tied_with_fastest(ranks[write], band, results, write)
     where = (
         "ties for fastest with " + ", ".join(n for n in tied if n != "select_scatter")
         if "select_scatter" in tied
@@ -140,10 +142,8 @@ print(grad_where[0])
 # sphinx_gallery_start_ignore
 assert torch.equal(grad_where, torch.ones_like(src))
 assert torch.equal(grad_src, torch.full_like(src, 7.0))
-from inplace_recipes.updates import default_method
-
 chosen = []
-torch.func.vmap(lambda s: chosen.append(default_method(x0, 1, s)) or s)(src)
+torch.func.vmap(lambda s: chosen.append(ir.best_recipe(x0, 1, s)) or s)(src)
 assert chosen == ["index_put"], chosen  # what at() uses under vmap, as the sentence says
 (grad_put,) = torch.autograd.grad(torch.func.vmap(lambda s: ir.at(x0)[1].set(s))(src).sum(), src)
 assert torch.equal(grad_put, torch.ones_like(src))

@@ -249,19 +249,22 @@ assert ops_by_line == {"y[0] = 0.0": {"x[...] = v"}, "y[1:] *= 2": {"x *= ...", 
 # tie; details on :doc:`the performance page
 # </auto_recipes/tools/plot_performance>`):
 
-from inplace_recipes import bench
-from inplace_recipes.bench import report as bench_report
+import committed as committed_runs
+from performance_prose import Prose
 
-committed = bench.load_results()
-band = bench.consistency.noise_band(committed, mode="compile", sizes=[10**6])
+from inplace_recipes import bench
+from inplace_recipes.bench._statistics import measured_writes, tie
+
+committed = committed_runs.bench_results()
+band = bench.noise_band(committed, mode="compile", sizes=[10**6])
 worst, beyond = {}, set()
-for write in bench_report.measured_writes(committed):
+for write in measured_writes(committed):
     for name in ir.RECIPES:
         record = bench.find_record(committed, name, write, 10**6, mode="compile")
         if record and record.get("ratio_forward_backward"):
             worst[name] = max(worst.get(name, 0.0), record["ratio_forward_backward"])
             faster = record["ratio_forward_backward"] <= 1
-            tied = bench_report.tie(committed, name, "inplace", write, 10**6, band, mode="compile")
+            tied = tie(committed, name, "inplace", write, 10**6, band, mode="compile")
             if not (faster or tied):
                 beyond.add(name)
 ties = [name for name in worst if name not in beyond]
@@ -270,7 +273,7 @@ slower = sorted((name for name in worst if name not in ties), key=worst.__getite
 assert slower, "every recipe ties with compiled in-place: the sentence above must change"
 assert "clone" in ties
 # sphinx_gallery_end_ignore
-bench_report.Prose(
+Prose(
     f"No slower than compiled in-place, within the noise (band {(band - 1) * 100:.0f}%), "
     f"for every write: {', '.join(f'``{n}``' for n in ties) or 'none'}. Slower for some "
     "write: "

@@ -78,7 +78,7 @@ for method in ["set", "add", "multiply", "max"]:
 # slices, ``...``, ``None``, boolean masks, index tensors, lists, and all of
 # them mixed, including torch's own layout of a mixed index. ``at()`` does
 # not read the index itself: it hands it to the package's index model
-# (:class:`inplace_recipes.indexing.IndexPlan`), the one every recipe uses.
+# (:class:`inplace_recipes._indexing.IndexPlan`), the one every recipe uses.
 # The cell checks each form against ``clone()`` + setitem:
 
 m = torch.arange(24.0).view(2, 3, 4)
@@ -302,7 +302,7 @@ assert shifted.tolist() == [-4.0, 1.0, 2.0, 11.0]
 # -------------------
 #
 # ``set`` writes with one of the recipes in :data:`inplace_recipes.RECIPES`:
-# by default the one ``inplace_recipes.recommend.best_recipe`` picks for the
+# by default the one ``inplace_recipes._pick.best_recipe`` picks for the
 # index, or the one named by ``method=``:
 #
 # >>> at(torch.zeros(3))[0].set(1.0, method="where")
@@ -452,7 +452,7 @@ assert tied_v.grad.tolist() == [0.25, 0.5]
 # committed in ``docs/measurements/peers.json``; what differs, and what the run
 # observed about it, comes from that file:
 
-from inplace_recipes import peers
+import peers
 
 run = peers.load_peers()
 prov = run["provenance"]
@@ -481,7 +481,7 @@ print(
 # case's own expected answer (NumPy's result, or the error the case expects),
 # which none of the three computed:
 
-from inplace_recipes.table import text_table
+from inplace_recipes._table import text_table
 
 sources = peers.by_source(run)
 columns = ["cases", "all agree", *(f"{name} matches the expected" for name in peers.LIBRARIES)]

@@ -7,13 +7,20 @@ The answer first, generated at build time from the committed benchmark
 inplace_recipes bench``); how it was measured, and how far to trust it, below.
 """
 
+import committed
 import matplotlib.pyplot as plt
+import performance_figures as figures
+import performance_prose as prose
 
-from inplace_recipes import bench, recommend
-from inplace_recipes.bench import report
+from inplace_recipes import bench
+from inplace_recipes.bench import _statistics as stats
+from inplace_recipes.bench import _summary as summary
+from inplace_recipes.bench._consistency import disagreements
+from inplace_recipes.bench._ranking import RANKED_SIZES
+from inplace_recipes.bench._results import instruction_overhead
 
-results = bench.load_results()
-report.Prose(report.answer(results))
+results = committed.bench_results()
+prose.Prose(prose.answer(results))
 
 # %%
 # The recipe :func:`~inplace_recipes.best_recipe` picks for each kind of
@@ -21,17 +28,17 @@ report.Prose(report.answer(results))
 # decide. Each bar is the 95% bootstrap interval of the ratio: the run's
 # eight interleaved rounds, resampled in pairs, each round's fastest block.
 
-fig = report.figure_headline(results)
+fig = figures.figure_headline(results)
 plt.show()
 # sphinx_gallery_start_ignore
-assert report.has_intervals(results), "the committed run has no rounds: say 'noise band' above"
+assert stats.has_intervals(results), "the committed run has no rounds: say 'noise band' above"
 # sphinx_gallery_end_ignore
 
 # %%
 # Below that size the fixed cost of each call decides. Instructions executed
 # (Valgrind's callgrind) measure that cost without the machine's load:
 
-fig = report.figure_instructions(results)
+fig = figures.figure_instructions(results)
 plt.show()
 
 # %%
@@ -47,12 +54,13 @@ plt.show()
 # warm and cold (a new index on every call), on every CI run, and fails when
 # a goal below is missed.
 
-for name, code in bench.ONE_LINERS.items():
+masks, tensors = bench.one_liners("mask"), bench.one_liners("index")
+for name, code in bench.one_liners("basic").items():
     print(f"{name:19} {code}")
-    if name in bench.MASK_ONE_LINERS:
-        print(f"{'':19} {bench.MASK_ONE_LINERS[name]}  (x[mask] = v)")
-    if name in bench.INDEX_ONE_LINERS:
-        print(f"{'':19} {bench.INDEX_ONE_LINERS[name]}  (x[t] = v)")
+    if name in masks:
+        print(f"{'':19} {masks[name]}  (x[mask] = v)")
+    if name in tensors:
+        print(f"{'':19} {tensors[name]}  (x[t] = v)")
 
 # %%
 # Each recipe's instructions executed over its raw one-liner's, for the
@@ -65,9 +73,9 @@ for name, code in bench.ONE_LINERS.items():
 # within 1.10 times its raw one-liner, ``at()`` within 1.05 times the recipe
 # it picks (``nox -s bench`` fails otherwise).
 
-fig = report.figure_overhead(results)
+fig = figures.figure_overhead(results)
 plt.show()
-report.Prose(report.goal_line(results))
+prose.Prose(summary.goal_line(results))
 
 # %%
 # ``at()`` against the recipe it picks
@@ -78,11 +86,11 @@ report.Prose(report.goal_line(results))
 # instructions decide: they do not move with the machine's load, and the few
 # that ``at()`` adds are far below what CPU time can resolve here.
 
-print("\n".join(report.at_lines(results)))
-report.Prose(report.small_noise_line(results))
+print("\n".join(summary.at_lines(results)))
+prose.Prose(prose.small_noise_line(results))
 # sphinx_gallery_start_ignore
-assert bench.instruction_overhead(results).get("at"), "the committed run has no at() counts"
-assert all(n <= 1.05 for n in bench.instruction_overhead(results)["at"].values())
+assert instruction_overhead(results).get("at"), "the committed run has no at() counts"
+assert all(n <= 1.05 for n in instruction_overhead(results)["at"].values())
 # sphinx_gallery_end_ignore
 
 # %%
@@ -94,7 +102,7 @@ assert all(n <= 1.05 for n in bench.instruction_overhead(results)["at"].values()
 # ``torch.autograd.set_detect_anomaly(True)`` (what ``detect_anomaly`` turns
 # on), after checking that neither changes the gradients:
 
-report.Prose(report.audit_line(results))
+prose.Prose(summary.audit_line(results))
 
 # %%
 # Can these numbers be trusted?
@@ -118,8 +126,8 @@ report.Prose(report.audit_line(results))
 # when a pair disagrees beyond a fixed tolerance, and keeps the attempt whose
 # pairs agree best, so the band is a lower estimate of the noise.
 
-pairs = bench.consistency.disagreements(results["records"])
-band = report.noise(results, recommend.RANKED_SIZES)
+pairs = disagreements(results["records"])
+band = stats.noise(results, RANKED_SIZES)
 fig, ax = plt.subplots(figsize=(7, 3.4), layout="constrained")
 ax.hist([(f - 1) * 100 for f in pairs], bins=20, color="0.4")
 ax.axvline((band - 1) * 100, color="red", label="noise band from 1e5 elements up")
@@ -129,8 +137,8 @@ ax.set_title("How far two timings of the same work disagree, eager", fontsize=12
 ax.legend(fontsize=10)
 plt.show()
 prov = results["provenance"]
-report.Prose(
-    f"{report.consistency_line(results)}. Of {len(pairs)} pairs of timings of identical work "
+prose.Prose(
+    f"{summary.consistency_line(results)}. Of {len(pairs)} pairs of timings of identical work "
     f"(eager), half disagree by {(pairs[len(pairs) // 2] - 1) * 100:.0f}% or less and the "
     f"worst by {(pairs[-1] - 1) * 100:.0f}%; from 1e5 elements up, by at most "
     f"{(band - 1) * 100:.0f}%. Run: torch {prov['torch']}, {prov['cpu']} "
@@ -138,16 +146,16 @@ report.Prose(
     f"average {prov.get('load_average_start')} at the start and "
     f"{prov.get('load_average_end')} at the end, ``{prov['command']}``."
 )
-by_size = report.noise_by_size(results)
-report.Prose(
+by_size = stats.noise_by_size(results)
+prose.Prose(
     "By size alone, identical work disagreed by at most "
     + ", ".join(
         f"{s:.0e}".replace("e+0", "e") + f": {(v - 1) * 100:.0f}%" for s, v in by_size.items()
     )
     + ". The band from 1e5 up is the one the rankings use; below that the instruction counts decide."
 )
-held, total = report.interval_coverage(results)
-report.Prose(
+held, total = stats.interval_coverage(results)
+prose.Prose(
     f"On identical work (``inplace_again`` over ``inplace``, eager), the bootstrap interval "
     f"held 1 in {held} of {total} configurations ({held / total:.0%}), short of its nominal "
     "95%: the noise band, which ties every difference that identical work showed, is the "
@@ -163,40 +171,40 @@ report.Prose(
 # clone: the copy alone, which some recipes beat (the answer above says
 # where).
 
-fig = report.figure_against_size(results, "element")
+fig = figures.figure_against_size(results, "element")
 plt.show()
 
 # %%
 
-fig = report.figure_against_size(results, "row")
+fig = figures.figure_against_size(results, "row")
 plt.show()
 
 # %%
 
-fig = report.figure_against_size(results, "slice")
+fig = figures.figure_against_size(results, "slice")
 plt.show()
 
 # %%
 
-fig = report.figure_against_size(results, "mask")
+fig = figures.figure_against_size(results, "mask")
 plt.show()
 
 # %%
 
-fig = report.figure_against_size(results, "value_grad")
+fig = figures.figure_against_size(results, "value_grad")
 plt.show()
 
 # %%
 
-fig = report.figure_against_size(results, "index")
+fig = figures.figure_against_size(results, "index")
 plt.show()
 
 # %%
 
-fig = report.figure_against_size(results, "list")
+fig = figures.figure_against_size(results, "list")
 plt.show()
 # sphinx_gallery_start_ignore
-assert report.measured_writes(results) == list(bench.WRITES), "a write has no figure above"
+assert stats.measured_writes(results) == list(bench.WRITES), "a write has no figure above"
 # sphinx_gallery_end_ignore
 
 # %%
@@ -207,7 +215,7 @@ assert report.measured_writes(results) == list(bench.WRITES), "a write has no fi
 # each storage counted once. Where a recipe saves the caller's own mask (``where``
 # and in-place with a mask index), that memory is the caller's anyway.
 
-print("\n".join(report.saved_bytes_lines(results)))
+print("\n".join(summary.saved_bytes_lines(results)))
 
 # %%
 # Eager against compiled
@@ -220,9 +228,9 @@ print("\n".join(report.saved_bytes_lines(results)))
 # the recipe over compiled in-place. Compiling is slow, so a run
 # may leave this subset out (``--compile-sizes``); then the figure says so.
 
-fig = report.figure_compiled(results)
+fig = figures.figure_compiled(results)
 plt.show()
-report.Prose("\n\n".join(report.compiled_lines(results)))
+prose.Prose("\n\n".join(prose.compiled_lines(results)))
 
 # %%
 # Numbers from this machine
@@ -254,14 +262,14 @@ live = bench.run(
     ),
     command="recipes/tools/plot_performance.py",
 )
-live_band = report.noise(live)
+live_band = stats.noise(live)
 print(
     f"write, entry: fastest round over in-place's, its bootstrap interval (noise band {live_band:.2f}x)"
 )
 for r in live["records"]:
     if r["entry"] != "inplace" and r.get("ratio_forward_backward_interval"):
         lo, hi = r["ratio_forward_backward_interval"]
-        tied = report.tie(live, r["entry"], "inplace", r["write"], r["size"], live_band)
+        tied = stats.tie(live, r["entry"], "inplace", r["write"], r["size"], live_band)
         verdict = "a tie with in-place" if tied else ""
         print(
             f"  {r['write']:8} {r['entry']:17} {r['forward_backward']['min'] * 1e6:8.1f} us  "
@@ -270,7 +278,7 @@ for r in live["records"]:
 # sphinx_gallery_start_ignore
 assert all(r["correct"] for r in live["records"] if r["applicable"])
 assert all(  # identical work is always a tie under the page's rule
-    report.tie(live, "inplace_again", "inplace", w, 10**4, live_band) for w in ("element", "mask")
+    stats.tie(live, "inplace_again", "inplace", w, 10**4, live_band) for w in ("element", "mask")
 )
 # sphinx_gallery_end_ignore
 
@@ -280,8 +288,9 @@ assert all(  # identical work is always a tie under the page's rule
 #
 # - ``python -m inplace_recipes bench --help``: the benchmark, and
 #   ``docs/measurements/bench/README.md`` for how the committed results were made.
-# - ``inplace_recipes.bench.report``: the functions that turn the results
-#   into this page's answer, tables and figures.
+# - ``docs/performance_prose.py`` and ``docs/performance_figures.py`` in the
+#   source tree: the functions that turn the results into this page's answer
+#   and figures, from the benchmark's statistics (``inplace_recipes.bench``).
 # - `PyTorch benchmark recipe
 #   <https://pytorch.org/tutorials/recipes/recipes/benchmark.html>`__:
 #   ``torch.utils.benchmark.Timer``, used for every number here.

@@ -19,7 +19,7 @@ highlighted.
 #
 # One file per release, each made in its own virtual environment:
 
-from inplace_recipes import releases
+import releases
 
 comparison = releases.side_by_side()
 for prov in comparison.provenance.values():

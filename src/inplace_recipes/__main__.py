@@ -30,13 +30,13 @@ class Subcommand:
 #: Every subcommand, in ``--help`` order. To add one, add a line here.
 SUBCOMMANDS: dict[str, Subcommand] = {
     "compare": Subcommand(
-        "inplace_recipes.compare_cli", "check every recipe against clone + setitem"
+        "inplace_recipes._compare_cli", "check every recipe against clone + setitem"
     ),
     "matrix": Subcommand(
         "inplace_recipes.matrix", "which recipe works under which transform and dtype"
     ),
     "bench": Subcommand(
-        "inplace_recipes.bench", "benchmark every recipe against the in-place baseline"
+        "inplace_recipes.bench._cli", "benchmark every recipe against the in-place baseline"
     ),
     # Listed once its module exists (issue 13: `audit train.py [args...]`).
     "audit": Subcommand(

@@ -20,18 +20,10 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from ._table import text_table
 from .recipes import RECIPES, NotApplicable, Recipe
-from .table import text_table
 
-__all__ = [
-    "FULL_GRADCHECK_MAX",
-    "GradientReport",
-    "RecipeResult",
-    "close",
-    "compare_gradients",
-    "default_loss",
-    "tolerances",
-]
+__all__ = ["GradientReport", "RecipeResult", "compare_gradients", "tolerances"]
 
 Loss = Callable[[Tensor], Tensor]
 

@@ -32,10 +32,10 @@ from typing import Any, Literal
 import torch
 from torch import Tensor
 
+from ._at import at
+from ._table import text_table
 from .compare import close, compare_gradients, default_loss
 from .recipes import RECIPES, NotApplicable, Recipe, UnsupportedValueError, inplace_setitem
-from .table import text_table
-from .updates import at
 
 __all__ = [
     "COLUMNS",
@@ -43,8 +43,6 @@ __all__ = [
     "Cell",
     "CompatibilityMatrix",
     "compatibility_matrix",
-    "default_rows",
-    "main",
 ]
 
 Status = Literal["works", "error", "wrong", "n/a"]

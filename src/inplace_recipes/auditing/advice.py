@@ -415,7 +415,7 @@ def _moved(write: Write) -> str:
 def _setitem(args: tuple[Any, ...]) -> str:
     recipe = "select_scatter"
     if len(args) >= 3:
-        from ..recommend import best_recipe
+        from .._pick import best_recipe
 
         try:
             recipe = best_recipe(args[0], args[1], args[2])

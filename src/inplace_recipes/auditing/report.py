@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from ..table import text_table
+from .._table import text_table
 from .paths import library_path, user_path
 from .records import CONSEQUENCES, HARMFUL, Write
 

@@ -2,9 +2,10 @@
 
 Every recipe takes the index a user would write in ``x[index] = value`` and
 asks an :class:`IndexPlan` for the form it can use: a boolean mask of ``x``'s
-shape, flat positions for ``scatter``, index tensors for ``index_put``, or a
-chain of ``(dim, int | slice)`` steps for ``select_scatter``/``slice_scatter``.
-Recipes never parse indices themselves: :mod:`~inplace_recipes.index_reading`
+shape, flat positions, the index tensors, or a chain of ``(dim, int | slice)``
+steps; a form that only one recipe needs (``scatter``'s positions along one
+dimension, ``index_put``'s indices) is built in that recipe's module from
+these. Recipes never parse indices themselves: :mod:`~inplace_recipes._index_reading`
 reads the index (the one parser), this module plans its forms.
 
 Nothing is kept between calls. A plan of ints and slices is pure Python (its
@@ -25,7 +26,7 @@ tensor([3, 5])
 tensor([1, 6])
 
 ``[[0, 1], [1, 2]]`` means the same, as in torch, with torch's deprecation
-warning (:data:`~inplace_recipes.index_reading.SEQUENCE_AS_TUPLE_WARNING`).
+warning (:data:`~inplace_recipes._index_reading.SEQUENCE_AS_TUPLE_WARNING`).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from .index_reading import SEQUENCE_AS_TUPLE_WARNING, Kind, ReadIndex, Step
+from ._index_reading import SEQUENCE_AS_TUPLE_WARNING, Kind, ReadIndex, Step
 
 __all__ = ["SEQUENCE_AS_TUPLE_WARNING", "IndexPlan", "Kind", "Step", "as_value"]
 
@@ -69,7 +70,7 @@ class IndexPlan(ReadIndex):
     """What ``x[index]`` selects, in every form a recipe may need.
 
     Build one with :meth:`IndexPlan.of` (what :meth:`ReadIndex.read
-    <inplace_recipes.index_reading.ReadIndex.read>` reads, plus the forms).
+    <inplace_recipes._index_reading.ReadIndex.read>` reads, plus the forms).
     Each form is built on the first call that asks for it and kept on the
     plan, so a recipe that asks twice pays once; a plan is made per call and
     nothing outlives it. Do not write into the tensors a plan returns.
@@ -256,57 +257,6 @@ class IndexPlan(ReadIndex):
             return torch.zeros((), dtype=_LONG, device=self.device)[self.index]
         return flat
 
-    def scatter_index(self) -> tuple[int, Tensor] | None:
-        """``(dim, index)`` for ``x.scatter(dim, index, src)`` when the index writes
-        along one dimension: one int or slice (``src`` then has the shape of
-        ``x[index]`` with that dimension kept, length one for an int), or one
-        1-D index tensor over the first dimension; ``None`` otherwise (then
-        scatter the flat positions into ``x.reshape(-1)``).
-
-        >>> IndexPlan.of(torch.zeros(2, 3), (slice(None), slice(1, None))).scatter_index()
-        (1, tensor([[1, 2],
-                [1, 2]]))
-        """
-        shape, device = self.shape, self.device
-        if self.kind == "basic":
-            steps = self.steps
-            if len(steps) != 1 or not shape:
-                return None
-            dim, where = steps[0]
-            if type(where) is slice:
-                grid = torch.arange(where.start, where.stop, where.step, device=device)
-                if len(shape) == 1:
-                    return dim, grid
-                if dim != len(shape) - 1:
-                    grid = grid.view((-1,) + (1,) * (len(shape) - 1 - dim))
-                kept = list(shape)
-                kept[dim] = -1
-                return dim, grid.expand(kept)
-            ones = (*shape[:dim], 1, *shape[dim + 1 :])
-            return dim, torch.full(ones, where, dtype=_LONG, device=device)
-        tensors = self.index_tensors()
-        if tensors is None or len(tensors) != 1 or tensors[0].ndim != 1:
-            return None
-        rows = torch.arange(shape[0], device=device)[tensors[0]]  # torch checks, wraps negatives
-        if len(shape) == 1:
-            return 0, rows
-        return 0, rows.view(rows.shape + (1,) * (len(shape) - 1)).expand(rows.shape + shape[1:])
-
-    def scatter_source(self, value: Tensor, dim: int) -> Tensor:
-        """``value`` in the shape :meth:`scatter_index` writes along ``dim``.
-
-        >>> IndexPlan.of(torch.zeros(2, 3), 1).scatter_source(torch.tensor([1.0, 2.0, 3.0]), 0)
-        tensor([[1., 2., 3.]])
-        """
-        fitted = self.fit(value)
-        if self.kind != "basic":
-            return fitted
-        for axis in reversed(self.new_axes):
-            fitted = fitted.squeeze(axis)
-        if type(self.steps[0][1]) is not slice:
-            fitted = fitted.unsqueeze(dim)
-        return fitted
-
     def written(self, dtype: torch.dtype) -> Tensor:
         """A tensor of ``dtype`` broadcastable to ``x``'s shape: one (True) where
         ``x[index]`` writes, zero elsewhere; do not write into it.
@@ -358,100 +308,6 @@ class IndexPlan(ReadIndex):
             return torch.zeros_like(like, dtype=dtype)
         return torch.zeros(self.shape, dtype=dtype, device=self.device)
 
-    def weights(self, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
-        """``(keep, put)``: zero and one where written, one and zero elsewhere, in ``dtype``.
-
-        >>> IndexPlan.of(torch.zeros(3), 1).weights(torch.float32)
-        (tensor([1., 0., 1.]), tensor([0., 1., 0.]))
-        """
-        put = self.written(dtype)
-        return (~put if dtype is torch.bool else 1 - put), put
-
-    def index_put_indices(self) -> tuple[Tensor | None, ...]:
-        """The index as ``aten::index_put`` takes it: one entry per leading
-        dimension, up to the last one the index restricts; together they write
-        what ``x[index]`` names (less ``None``'s axes).
-
-        For ints and slices: ``None`` for each full slice before the first
-        int or partial slice (the form in which setitem hands ``x[:, t] = v``
-        to ``aten::index_put_``, ``[None, t]``; ``Tensor.index_put`` takes no
-        ``None``, so call ``torch.ops.aten.index_put``), then an ``arange``
-        per slice and a one-element tensor per int (0-d where no slice is
-        left beside it), shaped to broadcast together; ``x[:]`` and ``x[...]``
-        give one ``arange`` over the first dimension. Index tensors alone are
-        returned as they are; masks, other indices and any index of a 0-d
-        ``x`` give their flat positions, for ``x.reshape(-1)``.
-
-        >>> IndexPlan.of(torch.zeros(3, 4), (slice(1, None), 2)).index_put_indices()
-        (tensor([1, 2]), tensor([2]))
-        >>> IndexPlan.of(torch.zeros(3, 4), (slice(None), 2)).index_put_indices()
-        (None, tensor(2))
-        >>> IndexPlan.of(torch.zeros(3, 4), (slice(None), slice(1, None, 2))).index_put_indices()
-        (None, tensor([1, 3]))
-        """
-        if self.kind != "basic" or not self.shape:
-            tensors = self.index_tensors()
-            return tensors if tensors is not None else (self.flat_positions(flatten=True),)
-        steps, device = self.steps, self.device
-        if steps and all(d == 0 and type(w) is int for d, w in steps):  # x[i, j]: one per int
-            return tuple(
-                torch.scalar_tensor(w, dtype=_LONG, device=device)  # type: ignore[arg-type]
-                for _, w in steps  # ints only, checked above
-            )
-        # the dimension of x each step's dim names: steps count dims left after earlier ones
-        by_dim: dict[int, int | slice] = {}
-        removed = 0
-        for dim, where in steps:
-            by_dim[dim + removed] = where
-            if type(where) is not slice:
-                removed += 1
-        if not by_dim:  # every slice is full: one arange, for the first dimension
-            by_dim[0] = slice(0, self.shape[0], 1)
-        first, last = min(by_dim), max(by_dim)  # the dimensions that need a tensor
-        kept = sum(1 for d in range(first, last + 1) if type(by_dim.get(d, slice(None))) is slice)
-        out: list[Tensor | None] = [None] * first
-        k = 0
-        for d in range(first, last + 1):
-            where = by_dim.get(d, slice(0, self.shape[d], 1))
-            if type(where) is slice:
-                grid = torch.arange(where.start, where.stop, where.step, device=device)
-                k += 1
-                if k != kept:
-                    grid = grid.view((grid.shape[0],) + (1,) * (kept - k))
-                out.append(grid)
-            elif kept:  # (1,), which broadcasts as 0-d does beside a grid: under
-                # torch.compile, a 0-d index after an arange breaks index_put's backward
-                out.append(torch.full((1,), where, dtype=_LONG, device=device))
-            else:
-                out.append(torch.scalar_tensor(where, dtype=_LONG, device=device))
-        return tuple(out)
-
-    @property
-    def flat_index_put(self) -> bool:
-        """Whether :meth:`index_put_indices` are flat positions, for ``x.reshape(-1)``.
-
-        >>> IndexPlan.of(torch.zeros(3, 4), 1).flat_index_put
-        False
-        """
-        if self.kind == "basic":
-            return not self.shape
-        return self.kind == "mask" or self.index_tensors() is None
-
-    def index_put_value(self, value: Tensor) -> Tensor:
-        """``value`` in the shape :meth:`index_put_indices` write (a single element as 0-d).
-
-        >>> IndexPlan.of(torch.zeros(2, 3), (None, 1)).index_put_value(torch.ones(1, 3))
-        tensor([1., 1., 1.])
-        """
-        if value.numel() == 1:
-            return value if value.ndim == 0 else value.reshape(())
-        fitted = self.fit(value)
-        if self.flat_index_put:
-            return fitted.reshape(-1)
-        if self.kind == "basic":
-            return fitted.reshape(self._written_shape())
-        return fitted
-
     def spread(self, value: Tensor) -> Tensor:
         """``value`` laid out over ``x``'s shape: equal to it at written positions.
 
@@ -475,15 +331,6 @@ class IndexPlan(ReadIndex):
             return value
         zeros = torch.zeros(self.shape.numel(), dtype=value.dtype, device=value.device)
         return zeros.index_put((self.flat_positions(),), value).view(self.shape)
-
-    def fitted(self, value: Any, x: Tensor) -> Tensor:
-        """``fit(as_value(value, x))``: ``value`` in ``x``'s dtype, broadcast to the
-        shape of ``x[index]``.
-
-        >>> IndexPlan.of(torch.zeros(2, 3), (slice(None), 1)).fitted(4.0, torch.zeros(2, 3))
-        tensor([4., 4.])
-        """
-        return self.fit(as_value(value, x))
 
     def fit(self, value: Tensor) -> Tensor:
         """``value`` broadcast to the shape of ``x[index]``, as setitem does.

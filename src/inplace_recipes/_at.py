@@ -37,9 +37,10 @@ from typing import Any, Literal, get_args
 import torch
 from torch import Tensor
 
-from .indexing import IndexPlan, as_value
-from .recipes import RECIPES, refuse_other_dtype
-from .recommend import best_recipe, quick_recipe
+from ._indexing import IndexPlan, as_value
+from ._pick import best_recipe, quick_recipe
+from .recipes import RECIPES
+from .recipes._checks import refuse_other_dtype
 
 __all__ = ["MODES", "Mode", "at"]
 
@@ -58,12 +59,6 @@ _COMBINE: dict[str, Callable[[Tensor, Any], Tensor]] = {
     "max": torch.maximum,
 }
 _REDUCE = {"min": "amin", "max": "amax"}
-#: Recipes the default avoids inside ``torch.func`` transforms (torch 2.13):
-#: ``vmap`` refuses setitem into a clone for a batched value; autograd
-#: through ``vmap`` counts x's gradient twice for a chain of
-#: ``select_scatter(x, f(x.select(...)))`` (see the compatibility matrix); and
-#: ``index_fill`` under ``vmap`` writes the last batch's fill value everywhere.
-_NOT_UNDER_TRANSFORMS = frozenset({"clone", "select_scatter", "masked_fill"})
 _current_level = torch._C._functorch.maybe_current_level
 _is_batched = torch._C._functorch.is_batchedtensor
 
@@ -77,33 +72,6 @@ def _check_writable(x: Tensor) -> None:
     """Refuse sparse and other non-strided tensors as setitem does."""
     if x.layout != torch.strided:
         raise RuntimeError(f"Cannot assign to a sparse tensor (layout {x.layout})")
-
-
-def _in_functorch_transform() -> bool:
-    return _current_level() is not None
-
-
-def default_method(x: Tensor, index: Any, value: Any) -> str:
-    """The recipe ``set`` uses: :func:`~inplace_recipes.recommend.best_recipe`'s
-    choice, except inside a ``torch.func`` transform, where it is
-    ``index_put``: ``clone`` fails under ``vmap`` for a batched value,
-    ``select_scatter``'s gradient to the written source is wrong through ``vmap``,
-    ``masked_fill``'s ``index_fill`` writes one batch's value everywhere under
-    ``vmap``, and ``index_put`` needs no data-dependent duplicate check, so it
-    takes a batched index too.
-
-    >>> default_method(torch.zeros(3), 1, 1.0)
-    'clone'
-    >>> names = []
-    >>> _ = torch.func.vmap(lambda v: names.append(default_method(torch.zeros(3), 1, v)) or v)(
-    ...     torch.ones(2)
-    ... )
-    >>> names
-    ['index_put']
-    """
-    if _in_functorch_transform():
-        return "index_put"
-    return best_recipe(x, index, value)
 
 
 def _fill_value(dtype: torch.dtype) -> float | int | bool:
@@ -244,7 +212,7 @@ class at:  # named like jax.Array.at and array_api_extra.at
     (``backward``, ``torch.func.grad``/``jvp``/``jacfwd``/``hessian``,
     ``vmap``), or raises. ``at(x, index)`` is the same as ``at(x)[index]``.
     The index is whatever setitem takes, understood by
-    :class:`~inplace_recipes.indexing.IndexPlan`.
+    :class:`~inplace_recipes._indexing.IndexPlan`.
 
     Types follow torch's in-place promotion: ``set``, ``min`` and ``max``
     cast the value to ``x``'s dtype where setitem casts it, and raise where
@@ -319,7 +287,8 @@ class at:  # named like jax.Array.at and array_api_extra.at
         """``y = x.clone(); y[index] = value``, out of place.
 
         ``method`` names the recipe in :data:`~inplace_recipes.RECIPES`; by
-        default :func:`default_method` picks it.
+        default :func:`~inplace_recipes.best_recipe` picks it (inside ``torch.func``
+        transforms too).
 
         >>> at(torch.zeros(3))[0].set(5.0, method="where")
         tensor([5., 0., 0.])
@@ -334,7 +303,7 @@ class at:  # named like jax.Array.at and array_api_extra.at
         if method is not None and method not in RECIPES:
             raise ValueError(f"unknown method {method!r}; choose from {', '.join(RECIPES)}")
         x, index, finish = _bounded(self._x, self.index, mode)
-        name = method or default_method(x, index, value)
+        name = method or best_recipe(x, index, value)
         return finish(RECIPES[name](x, index, value))
 
     def add(self, value: Any, *, mode: Mode | None = None) -> Tensor:
@@ -432,7 +401,7 @@ class at:  # named like jax.Array.at and array_api_extra.at
             raise TypeError(f"at[].apply: fn must return a torch.Tensor, got {type(out).__name__}")
         new = plan.fit(as_value(out, x))
         if plan.kind != "advanced":
-            return finish(RECIPES[default_method(x, plan.index, new)](x, plan.index, new))
+            return finish(RECIPES[best_recipe(x, plan.index, new)](x, plan.index, new))
         positions = plan.flat_positions().reshape(-1)
         first = _occurrence(positions) == 0
         # Later occurrences go to one extra slot, cut off at the end.
@@ -465,7 +434,7 @@ class at:  # named like jax.Array.at and array_api_extra.at
         if _kind(new.dtype) > _kind(x.dtype):
             raise _cannot_cast(new.dtype, x.dtype)
         new = plan.fit(new).to(x.dtype)
-        return RECIPES[default_method(x, plan.index, new)](x, plan.index, new)
+        return RECIPES[best_recipe(x, plan.index, new)](x, plan.index, new)
 
     @staticmethod
     def _update_positions(x: Tensor, plan: IndexPlan, op: Op, value: Any) -> Tensor:

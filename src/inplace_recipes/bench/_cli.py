@@ -22,12 +22,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..cli import count, positive_int
-from .entries import BASELINES, ENTRIES, WRITES
-from .measure import FULL, QUICK, Config, remeasure_noisy
-from .measure import run as measure
-from .report import summary_lines
-from .results import over_goals
+from .._cli_types import count, positive_int
+from ._entries import BASELINES, WRITES, all_entries
+from ._measure import FULL, QUICK, Config, remeasure_noisy
+from ._measure import run as measure
+from ._results import over_goals
+from ._summary import summary_lines
 
 __all__ = ["add_arguments", "config", "main", "run"]
 
@@ -54,7 +54,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sizes", type=count, nargs="+", help="element counts, e.g. 1e4 1e6")
     p.add_argument("--dtypes", nargs="+", choices=["float32", "float64"])
     p.add_argument("--writes", nargs="+", choices=list(WRITES))
-    p.add_argument("--entries", nargs="+", choices=[e for e in ENTRIES if e not in BASELINES])
+    p.add_argument("--entries", nargs="+", choices=[e for e in all_entries() if e not in BASELINES])
     p.add_argument(
         "--compile-sizes", type=count, nargs="*", help="sizes also run under torch.compile"
     )
@@ -100,7 +100,7 @@ def config(args: argparse.Namespace) -> Config:
         changes["writes"] = tuple(args.writes)
     if args.entries:
         keep = {*BASELINES, *args.entries}
-        changes["entries"] = tuple(e for e in ENTRIES if e in keep)
+        changes["entries"] = tuple(e for e in all_entries() if e in keep)
     for name in ("min_run_time", "rounds", "attempts", "clock"):
         if getattr(args, name) is not None:
             changes[name] = getattr(args, name)

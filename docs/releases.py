@@ -26,6 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import committed
+
+from inplace_recipes.claims import CLAIMS
+from inplace_recipes.matrix import COLUMNS, default_rows
+
 __all__ = [
     "CONFORMANCE_FILES",
     "ERRORS_PAGE",
@@ -46,8 +51,8 @@ __all__ = [
 ]
 
 #: The source tree (the runs read the error page and the test suites there).
-ROOT = Path(__file__).resolve().parents[2]
-RESULTS_DIR = ROOT / "docs" / "measurements" / "releases"
+ROOT = committed.ROOT
+RESULTS_DIR = committed.MEASUREMENTS / "releases"
 ERRORS_PAGE = ROOT / "docs" / "errors.md"
 #: The conformance suites the run executes.
 CONFORMANCE_FILES: tuple[str, ...] = (
@@ -169,9 +174,6 @@ def fingerprints() -> dict[str, str]:
     A committed run whose hashes differ was made on other examples, claims,
     matrix rows or suites: it is stale.
     """
-    from .claims import CLAIMS
-    from .matrix import COLUMNS, default_rows
-
     return {
         "errors": _digest((e.section, e.source, e.want) for e in error_examples()),
         "claims": _digest((c.name, c.statement, c.bug) for c in CLAIMS.values()),

@@ -19,7 +19,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .releases import HTMLTable
+import committed
+from releases import HTMLTable
 
 __all__ = [
     "CASE_INPUTS",
@@ -36,7 +37,7 @@ __all__ = [
     "to_html",
 ]
 
-PEERS_FILE = Path(__file__).resolve().parents[2] / "docs" / "measurements" / "peers.json"
+PEERS_FILE = committed.MEASUREMENTS / "peers.json"
 #: The command that rewrites :data:`PEERS_FILE`.
 REFRESH = "nox -s peers"
 #: The three implementations, in table order.

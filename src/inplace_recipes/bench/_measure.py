@@ -1,6 +1,6 @@
 """Time every entry against the in-place baseline; record saved bytes and peak memory.
 
-For each entry of :data:`~inplace_recipes.bench.entries.ENTRIES` and each size,
+For each entry of :func:`~inplace_recipes.bench._entries.all_entries` and each size,
 dtype, write kind, mode (eager or ``torch.compile``) and device, :func:`run`
 records forward and forward + backward times (``torch.utils.benchmark``:
 median and interquartile range over interleaved rounds, and the fastest call
@@ -12,7 +12,7 @@ checked against the reference (``clone()`` then setitem): a number is only
 recorded for code proven correct.
 
 Each configuration passes the self-consistency check
-(:mod:`~inplace_recipes.bench.consistency`) or is measured again, up to
+(:mod:`~inplace_recipes.bench._consistency`) or is measured again, up to
 ``Config.attempts`` times; one that never passes is marked ``noisy``.
 """
 
@@ -36,20 +36,20 @@ from torch import Tensor
 
 from ..compare import close, compare_gradients
 from ..recipes import RECIPES, NotApplicable
-from . import consistency
-from .entries import (
-    ENTRIES,
+from . import _consistency as consistency
+from ._entries import (
     INSTRUCTION_WRITES,
-    OVERHEAD_ENTRIES,
     OVERHEAD_WRITES,
     WRITES,
+    all_entries,
     forward_fn,
+    overhead_entries,
     shape_for,
     write_fn,
 )
-from .intervals import ratio_interval, ratio_of_minima, seconds
-from .memory import peak_bytes, saved_bytes, saved_storages
-from .timing import CLOCKS, timed
+from ._intervals import ratio_interval, ratio_of_minima, seconds
+from ._memory import peak_bytes, saved_bytes, saved_storages
+from ._timing import CLOCKS, timed
 
 __all__ = ["CLOCKS", "FULL", "QUICK", "Config", "provenance", "remeasure_noisy", "run", "timed"]
 
@@ -61,12 +61,12 @@ class Config:
     sizes: tuple[int, ...] = (10**2, 10**3, 10**4, 10**5, 10**6, 10**7)
     dtypes: tuple[str, ...] = ("float32", "float64")
     writes: tuple[str, ...] = tuple(WRITES)
-    entries: tuple[str, ...] = ENTRIES
+    entries: tuple[str, ...] = field(default_factory=all_entries)
     devices: tuple[str, ...] = ("cpu", "cuda")
     #: ``torch.compile`` runs for these sizes, float32 only (compiling is slow).
     compile_sizes: tuple[int, ...] = (10**4, 10**6)
     compile_dtypes: tuple[str, ...] = ("float32",)
-    #: The raw one-liners and ``at()`` (``OVERHEAD_ENTRIES``) run at these
+    #: The raw one-liners and ``at()`` (:func:`~inplace_recipes.bench._entries.overhead_entries`) run at these
     #: sizes only, in the first dtype, eager.
     overhead_sizes: tuple[int, ...] = (10**3, 10**4, 10**6)
     #: Seconds ``Timer.blocked_autorange`` spends on each measurement, split
@@ -204,7 +204,8 @@ def _entries_for(config: Config, plan: _Plan, mode: str) -> list[str]:
     overhead = (
         mode == "eager" and plan.size in config.overhead_sizes and plan.dtype == config.dtypes[0]
     )
-    return [e for e in config.entries if overhead or e not in OVERHEAD_ENTRIES]
+    only_there = overhead_entries()
+    return [e for e in config.entries if overhead or e not in only_there]
 
 
 def _checked_recipes(config: Config, device: str, dtype: torch.dtype) -> dict[str, dict[str, Any]]:
@@ -302,7 +303,7 @@ def _run(config: Config, devices: list[str], progress: bool, command: str) -> di
     plans = _plans(config, devices)
     counting: Future[dict[str, Any]] | None = None
     if config.instruction_sizes:  # first: a subprocess that imports this code as it is now
-        from .instructions import instruction_counts
+        from ._instructions import instruction_counts
 
         writes = [w for w in config.writes if w in INSTRUCTION_WRITES]
         if config.instructions_alongside:  # on the other core, while the timing runs
@@ -312,7 +313,7 @@ def _run(config: Config, devices: list[str], progress: bool, command: str) -> di
         else:
             out["instructions"] = instruction_counts(config.instruction_sizes, writes)
     if config.audit:
-        from .audit_cost import audit_overhead
+        from ._audit_cost import audit_overhead
 
         out["audit"] = audit_overhead(
             min_run_time=max(0.5, config.min_run_time * 5),
@@ -530,9 +531,9 @@ def _prepare_entry(
             record.update(correct=False, note="; ".join(check["problems"]))
             return None
     if entry == "at":
-        from ..updates import default_method
+        from .._pick import best_recipe
 
-        record["picks"] = default_method(a + b, index, value)
+        record["picks"] = best_recipe(a + b, index, value)
     forward = forward_fn(entry, index, value, a)
     # saved bytes of the write alone, on the non-leaf c = a + b, in eager mode
     if entry.startswith("raw_"):

@@ -20,17 +20,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import torch
-
-from ..recipes import RECIPES, NotApplicable, inplace_setitem
-from .entries import COLD, EXACTNESS_COSTS, OVERHEAD_WRITES, RAW_OF, WRITES, shape_for
-from .intervals import seconds
-from .memory import saved_bytes
+from ._entries import COLD, OVERHEAD_WRITES, exactness_costs, raw_of
+from ._intervals import seconds
 
 __all__ = [
     "OVERHEAD_GOALS",
-    "RESULTS_DIR",
-    "answer_columns",
     "at_overhead",
     "find_record",
     "instruction_overhead",
@@ -40,25 +34,16 @@ __all__ = [
     "raw_overhead",
 ]
 
-#: Where the committed results live, relative to the repository root.
-RESULTS_DIR = Path(__file__).resolve().parents[3] / "docs" / "measurements" / "bench"
-
 #: The sizes and writes of the overhead comparisons.
 OVERHEAD_SIZES = (10**3, 10**4, 10**6)
 
 
-def load_results(path: str | Path | None = None) -> dict[str, Any]:
-    """The committed results (``docs/measurements/bench/cpu-full.json`` by default).
+def load_results(path: str | Path) -> dict[str, Any]:
+    """The results in the file ``path`` (a run of ``python -m inplace_recipes bench --output``).
 
-    The committed run is in the source tree, not in the installed package.
+    The project's committed run is in its source tree
+    (``docs/measurements/bench/cpu-full.json``), not in the installed package.
     """
-    if path is None:
-        path = RESULTS_DIR / "cpu-full.json"
-        if not path.exists():
-            raise FileNotFoundError(
-                f"no committed benchmark at {path}: it is in the project's source tree "
-                "(docs/measurements/bench/), not in the installed package; pass a results file"
-            )
     data: dict[str, Any] = json.loads(Path(path).read_text())
     return data
 
@@ -139,7 +124,7 @@ def raw_overhead(
     {'where': {('row', 1000): 1.5}}
     """
     table: dict[str, dict[tuple[str, int], float]] = {}
-    for recipe, raw in RAW_OF.items():
+    for recipe, raw in raw_of().items():
         for write in writes:
             for size in sizes:
                 mine = _median(find_record(results, recipe, write, size), phase)
@@ -192,11 +177,12 @@ def instruction_overhead(results: dict[str, Any]) -> dict[str, dict[tuple[str, i
     count = {(c["entry"], c["write"], c["size"]): c["instructions"] for c in info["counts"]}
     picked = {(c["write"], c["size"]): c["picks"] for c in info["counts"] if c.get("picks")}
     table: dict[str, dict[tuple[str, int], float]] = {}
+    raws = raw_of()
     for (entry, write, size), n in count.items():
         if not n:
             continue
-        if entry in RAW_OF:
-            base = count.get((RAW_OF[entry], write, size))
+        if entry in raws:
+            base = count.get((raws[entry], write, size))
         elif entry == "at":
             at = find_record(results, "at", write, size) if "records" in results else None
             picks = picked.get((write, size)) or (at.get("picks") if at else None)
@@ -216,7 +202,7 @@ OVERHEAD_GOALS: dict[str, float] = {"recipe": 1.10, "at": 1.05}
 def over_goals(results: dict[str, Any]) -> list[str]:
     """Each instruction-count ratio above :data:`OVERHEAD_GOALS`, as a line; ``[]`` if none.
 
-    A write of :data:`~inplace_recipes.bench.entries.EXACTNESS_COSTS` is held
+    A write of :func:`~inplace_recipes.bench._entries.exactness_costs` is held
     to the goal given there, with its reason.
 
     >>> row = lambda e, n: {"size": 1000, "write": "row", "entry": e, "instructions": n}
@@ -225,56 +211,15 @@ def over_goals(results: dict[str, Any]) -> list[str]:
     ['where at 1e3, row: 1.150x its raw one-liner (goal 1.10x)']
     """
     lines = []
+    costs = exactness_costs()
     for entry, cells in instruction_overhead(results).items():
         base = "the recipe it picks" if entry == "at" else "its raw one-liner"
         for (write, size), ratio in sorted(cells.items()):
             goal = OVERHEAD_GOALS["at" if entry == "at" else "recipe"]
-            goal = EXACTNESS_COSTS.get((entry, write.removeprefix(COLD)), (goal, ""))[0]
+            goal = costs.get((entry, write.removeprefix(COLD)), (goal, ""))[0]
             if ratio > goal:
                 at_size = f"{size:.0e}".replace("e+0", "e")
                 lines.append(
                     f"{entry} at {at_size}, {write}: {ratio:.3f}x {base} (goal {goal:.2f}x)"
                 )
     return lines
-
-
-def answer_columns(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
-    """Per recipe and ``"inplace"``: saved bytes (live) and speed ratio (committed results).
-
-    ``saved_bytes`` is measured now: a one-element write on a float32 non-leaf
-    of 1e6 elements. ``speed_ratio`` is the forward + backward time over
-    in-place at 1e6 elements, one element, eager, CPU, float32, from the
-    committed results (``None`` where they lack it).
-
-    >>> cols = answer_columns()
-    >>> cols["inplace"]["saved_bytes"], cols["scatter"]["saved_bytes"]
-    (0, 8)
-    """
-    shape = shape_for(10**6)
-    x = torch.rand(shape, requires_grad=True)
-    index, value = WRITES["element"](shape, x)
-    try:
-        results: dict[str, Any] | None = load_results(path)
-    except (OSError, ValueError):
-        results = None
-    ratios: dict[str, float | None] = {}
-    source = "saved bytes measured live; no committed benchmark results found"
-    if results is not None:
-        table = ratio_table(results)
-        ratios = {name: table.get(name, {}).get(10**6) for name in table}
-        prov = results["provenance"]
-        source = (
-            f"saved bytes measured live (torch {torch.__version__}); speed ratio from "
-            f"docs/measurements/bench ({prov['torch']}, {prov['cpu']}, {prov['threads']} thread(s), "
-            f"{prov['date'][:10]})"
-        )
-    columns: dict[str, dict[str, Any]] = {}
-    for name in ("inplace", *RECIPES):
-        fn = inplace_setitem if name == "inplace" else RECIPES[name]
-        c = x * 1
-        try:
-            nbytes: int | None = saved_bytes(fn, c, index, value)[0]
-        except NotApplicable:
-            nbytes = None
-        columns[name] = {"saved_bytes": nbytes, "speed_ratio": ratios.get(name), "source": source}
-    return columns

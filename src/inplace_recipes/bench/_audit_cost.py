@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from .timing import timed
+from ._timing import timed
 
 __all__ = ["audit_overhead", "mlp_step"]
 

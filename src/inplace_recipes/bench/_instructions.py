@@ -38,27 +38,32 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..recipes import RECIPES
-from .entries import COLD, RAW_OF
+from ..recipes import RECORDS
+from ._entries import COLD, raw_of
 
 __all__ = ["instruction_counts"]
 
-#: The entries whose instructions are counted: in-place, the recipes, their
-#: raw one-liners (``clone``'s is ``inplace_on_clone``) and ``at()``.
-COUNTED = ("inplace", *RECIPES, *(RAW_OF[name] for name in RECIPES), "at")
+
+def counted_entries() -> tuple[str, ...]:
+    """The entries whose instructions are counted: in-place, the recipes, their
+    raw one-liners (``clone``'s is ``inplace_on_clone``) and ``at()``."""
+    raws = raw_of()
+    return ("inplace", *RECORDS, *(raws[name] for name in RECORDS), "at")
 
 
 def instruction_counts(
     sizes: Sequence[int],
     writes: Sequence[str],
     *,
-    entries: Sequence[str] = COUNTED,
+    entries: Sequence[str] | None = None,
     number: int = 10,
     cold: bool = True,
     valgrind: str | None = None,
     timeout: float = 900.0,
 ) -> dict[str, Any]:
     """``{"available", "reason", "number", "counts": [{size, write, entry, instructions}]}``.
+
+    ``entries`` defaults to :func:`counted_entries`.
 
     ``instructions`` is per forward + backward step (float32, CPU, one
     thread); ``None`` where the entry does not take the write. With
@@ -74,9 +79,10 @@ def instruction_counts(
         return base | {"reason": "callgrind_control not found"}
     with tempfile.TemporaryDirectory(prefix="inplace-recipes-callgrind-") as tmp:
         spec = Path(tmp) / "spec.json"
+        chosen = counted_entries() if entries is None else entries
         counted = [*writes, *(COLD + w for w in writes if cold and not w.startswith(COLD))]
         labels = [
-            {"size": s, "write": w, "entry": e} for s in sizes for w in counted for e in entries
+            {"size": s, "write": w, "entry": e} for s in sizes for w in counted for e in chosen
         ]
         spec.write_text(json.dumps({"labels": labels, "number": number, "control": control}))
         out = Path(tmp) / "callgrind.out"
@@ -88,7 +94,7 @@ def instruction_counts(
             f"--callgrind-out-file={out}",
             sys.executable,
             "-m",
-            "inplace_recipes.bench.instructions",
+            "inplace_recipes.bench._instructions",
             str(spec),
         ]
         env = os.environ | {"OMP_NUM_THREADS": "1"}
@@ -130,9 +136,9 @@ def _child(spec_path: str) -> None:  # pragma: no cover - runs under valgrind
     """Build every step, switch instrumentation on, and dump one count per step."""
     import torch
 
+    from .._pick import best_recipe
     from ..recipes import NotApplicable
-    from ..updates import default_method
-    from .entries import WRITES, cold_indices, shape_for, write_fn
+    from ._entries import WRITES, cold_indices, shape_for, write_fn
 
     spec = json.loads(Path(spec_path).read_text())
     number = spec["number"]
@@ -167,7 +173,7 @@ def _child(spec_path: str) -> None:  # pragma: no cover - runs under valgrind
             measured.append(None)
             continue
         steps.append(step)
-        measured.append(default_method(a + b, index, value) if label["entry"] == "at" else True)
+        measured.append(best_recipe(a + b, index, value) if label["entry"] == "at" else True)
     subprocess.run([spec["control"], "-i", "on", str(os.getpid())], check=True, capture_output=True)
     for counted in steps:
         if counted is None:

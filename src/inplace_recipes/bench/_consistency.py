@@ -11,7 +11,7 @@ the run repeats it, and marks it ``noisy`` if no attempt agrees.
 
 The same pairs measure the run's noise: :func:`noise_band` is the largest
 factor by which they disagree, and every ranking of the report and of
-:func:`~inplace_recipes.recommend.preferences` calls two timings closer than
+:func:`~inplace_recipes._pick.preferences` calls two timings closer than
 that a tie.
 
 >>> rec = lambda entry, t: {"device": "cpu", "dtype": "float32", "size": 100, "write": "row",
@@ -28,7 +28,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from .intervals import seconds
+from ._intervals import seconds
 
 __all__ = [
     "CLONE_FROM",
@@ -109,7 +109,7 @@ def disagreements(
 
     Only configurations of ``sizes`` count (every size when ``None``). The factors
     are exact, not rounded: the noise band is one of them, and a pair must tie
-    with itself under :func:`~inplace_recipes.bench.report.tie`.
+    with itself under :func:`~inplace_recipes.bench._statistics.tie`.
 
     >>> rec = lambda entry, t, size=100: {"device": "cpu", "dtype": "float32", "size": size,
     ...     "write": "row", "mode": "eager", "entry": entry, "forward_backward": {"median": t}}

@@ -9,7 +9,7 @@ int, any object with ``__getitem__`` a sequence, and so on), with torch's
 errors for what torch refuses. The result says what
 kind of index it is and, for ints and slices, the ``select``/``slice``
 steps it takes. It builds no tensor for ints and slices; the forms a
-recipe needs are planned from it by :class:`~inplace_recipes.indexing.IndexPlan`.
+recipe needs are planned from it by :class:`~inplace_recipes._indexing.IndexPlan`.
 
 >>> import torch
 >>> read = ReadIndex.read(torch.zeros(2, 3), (1, slice(None, None, 2)))

@@ -14,7 +14,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from .cli import count
+from ._cli_types import count
 
 __all__ = ["MAX_SIZE", "main"]
 

@@ -1,22 +1,14 @@
-"""Which recipe to use for an index: the fastest that is correct for it, clone on a tie.
+"""The offline ranking: which recipe the committed benchmark finds fastest, per kind of write.
 
 :func:`ranking` orders the recipes for each kind of write by forward +
 backward time over in-place (geometric mean over the sizes from 1e5 elements
 up and every dtype measured, eager, CPU). Two recipes closer than the run's
-noise band (:func:`~inplace_recipes.bench.consistency.noise_band`: the
+noise band (:func:`~inplace_recipes.bench._consistency.noise_band`: the
 largest disagreement between two timings of identical work), or whose
 bootstrap interval (:func:`interval_between`) holds 1, are a tie, and
 :func:`preferences` prefers ``clone``, the reference, whenever it ties for
-fastest. :data:`PREFERENCES` is that choice for the committed benchmark
-(``docs/measurements/bench/cpu-full.json``; a test fails when it no longer is),
-and :func:`best_recipe` takes the first recipe in it that can express the
-index and value.
-
->>> import torch
->>> best_recipe(torch.zeros(3, 4), 1, 0.0)
-'clone'
->>> best_recipe(torch.zeros(3, 4), torch.tensor([[True] * 4, [False] * 4, [True] * 4]), 0.0)
-'where'
+fastest. :data:`~inplace_recipes._pick.PREFERENCES` is that choice for the
+committed benchmark (a test fails when it no longer is).
 """
 
 from __future__ import annotations
@@ -25,163 +17,21 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-import torch
-from torch import Tensor
-
-from .indexing import IndexPlan
-from .recipes import RECIPES
+from ..recipes import RECIPES
+from ._consistency import in_band, noise_band
+from ._intervals import geometric_ratio_interval, holds_one
 
 __all__ = [
-    "PREFERENCES",
     "RANKED_SIZES",
-    "best_recipe",
     "interval_between",
     "preferences",
-    "quick_recipe",
     "ranking",
     "tied_with_fastest",
     "tied_with_slowest",
-    "write_kind",
 ]
 
 #: The sizes :func:`ranking` averages over: where copying, not Python, decides.
 RANKED_SIZES = (10**5, 10**6, 10**7)
-
-#: For each kind of write, the recipe to use, then ``clone`` (clone then
-#: setitem), the reference, correct for every index: ``preferences(results)``
-#: of the committed benchmark, the fastest recipe or ``clone`` where it ties.
-PREFERENCES: dict[str, tuple[str, ...]] = {
-    # x[i, j] = v: ints only, more than one
-    "element": ("clone",),
-    # x[i] = v: one int, a whole slab
-    "row": ("clone",),
-    # a basic index with a slice: x[:, 1::10] = v
-    "slice": ("clone",),
-    # x[mask] = v: one boolean mask
-    "mask": ("where", "clone"),
-    # a basic index and a tensor value that requires grad
-    "value_grad": ("clone",),
-    # index tensors and lists (benchmarked as x[t] = 0 and x[[a, b, c]] = 0)
-    "advanced": ("clone",),
-}
-
-#: Kinds of write that may not contain the same position twice for the recipe
-#: to match setitem; with duplicates the reference ``clone`` is used.
-_NO_DUPLICATES = {"index_put", "scatter"}
-
-
-def _first_for_every_basic_write() -> str | None:
-    """The recipe that every kind of write with ints and slices ranks first, if
-    one does and it takes every value (``masked_fill`` writes single values only)."""
-    firsts = {PREFERENCES[kind][0] for kind in ("element", "row", "slice", "value_grad")}
-    if len(firsts) == 1 and "masked_fill" not in firsts:
-        return firsts.pop()
-    return None
-
-
-_BASIC_FIRST = _first_for_every_basic_write()
-#: The recipe index tensors rank first, if it needs no duplicate check.
-_ADVANCED_FIRST = (
-    None
-    if PREFERENCES["advanced"][0] in {*_NO_DUPLICATES, "masked_fill"}
-    else PREFERENCES["advanced"][0]
-)
-
-
-def quick_recipe(index: Any, value: Any) -> str | None:
-    """:func:`best_recipe`'s answer when the index's type alone gives it, else ``None``.
-
-    It does not check the index (the recipe will): for ints and slices when
-    every basic write ranks the same recipe first, for one boolean mask, and
-    for one index tensor or list of ints when index tensors rank first a
-    recipe that needs no duplicate check. :func:`~inplace_recipes.at` asks it
-    first, so that a common write is not planned twice.
-
-    >>> import torch
-    >>> quick_recipe(1, 0.0), quick_recipe(torch.tensor([True, False]), 0.0)
-    ('clone', 'where')
-    >>> quick_recipe([0, 1], 0.0), quick_recipe([0, slice(None)], 0.0)
-    ('clone', None)
-    """
-    tp = type(index)
-    if tp is Tensor:
-        if index.dtype != torch.bool:
-            return _ADVANCED_FIRST
-        if index.ndim == 0:
-            return None
-        for name in PREFERENCES["mask"]:
-            if name == "masked_fill" and isinstance(value, Tensor) and value.numel() != 1:
-                continue
-            return name
-        return None  # pragma: no cover - every list ends with clone
-    if tp is list:
-        for i in index:
-            if type(i) is not int:
-                return None
-        return _ADVANCED_FIRST
-    if _BASIC_FIRST is None:
-        return None
-    if tp is int or tp is slice:
-        return _BASIC_FIRST
-    if tp is tuple:
-        for i in index:
-            if type(i) is not int and type(i) is not slice:
-                return None
-        return _BASIC_FIRST
-    return None
-
-
-def write_kind(x: Tensor, index: Any) -> str:
-    """The key of :data:`PREFERENCES` for ``x[index] = ...``.
-
-    >>> import torch
-    >>> [write_kind(torch.zeros(4, 4), i) for i in [(1, 2), 1, (slice(None), slice(0, 4, 2))]]
-    ['element', 'row', 'slice']
-    """
-    return _write_kind(IndexPlan.of(x, index))
-
-
-def _write_kind(plan: IndexPlan) -> str:
-    if plan.kind == "mask":
-        return "mask"
-    if plan.kind == "advanced":
-        return "advanced"
-    ints = [s for _, s in plan.steps if not isinstance(s, slice)]
-    if len(ints) == len(plan.steps) and len(ints) >= 2:
-        return "element"
-    if len(plan.steps) == 1 and ints:
-        return "row"
-    return "slice"
-
-
-def best_recipe(x: Tensor, index: Any, value: Any) -> str:
-    """The name in :data:`~inplace_recipes.RECIPES` to use for ``x[index] = value``.
-
-    The fastest measured recipe for this kind of write, or ``clone`` where it
-    is as fast within the benchmark's noise band: the first recipe of
-    :data:`PREFERENCES` for this kind of write that takes
-    the index and value: ``masked_fill`` only writes a single value,
-    ``select_scatter`` only basic indices, and ``index_put``/``scatter`` are
-    skipped when an index tensor names a position twice.
-
-    >>> import torch
-    >>> best_recipe(torch.zeros(4, 4), (1, 2), 0.0)
-    'clone'
-    >>> best_recipe(torch.zeros(4, 4), torch.tensor([0, 2]), 0.0)
-    'clone'
-    """
-    plan = IndexPlan.of(x, index)  # once; duplicates are looked for only if it matters
-    kind = _write_kind(plan)
-    single = not isinstance(value, Tensor) or value.numel() == 1
-    if kind in {"element", "row", "slice"} and not single and value.requires_grad:
-        kind = "value_grad"
-    for name in PREFERENCES[kind]:
-        if name == "masked_fill" and not single:
-            continue
-        if name in _NO_DUPLICATES and kind == "advanced" and plan.has_duplicates():
-            continue
-        return name
-    return "clone"  # pragma: no cover - every list ends with clone
 
 
 def ranking(
@@ -229,7 +79,7 @@ def interval_between(
 
     The geometric mean over the sizes and dtypes where both were timed, each
     configuration's interleaved rounds resampled in pairs
-    (:func:`~inplace_recipes.bench.intervals.geometric_ratio_interval`);
+    (:func:`~inplace_recipes.bench._intervals.geometric_ratio_interval`);
     ``None`` where the results kept no rounds (runs made before they did).
 
     >>> rec = lambda e, rounds: {"device": "cpu", "dtype": "float32", "mode": "eager",
@@ -241,8 +91,6 @@ def interval_between(
     >>> interval_between({"records": []}, "row", "where", "clone") is None
     True
     """
-    from .bench.intervals import geometric_ratio_interval
-
     wanted = set(sizes)
     rounds: dict[str, dict[tuple[int, str], list[float]]] = {a: {}, b: {}}
     for r in results["records"]:
@@ -275,8 +123,6 @@ def tied_with_fastest(
     >>> tied_with_fastest([("a", 1.0), ("b", 1.15), ("c", 1.3)], band=1.2)
     ['a', 'b']
     """
-    from .bench.consistency import in_band
-
     if not ranked:
         return []
     first, fastest = ranked[0]
@@ -285,7 +131,7 @@ def tied_with_fastest(
         if in_band(ratio / fastest, band) or (
             results is not None
             and write is not None
-            and _holds_one(interval_between(results, write, name, first))
+            and holds_one(interval_between(results, write, name, first))
         ):
             tied.append(name)
     return tied
@@ -303,8 +149,6 @@ def tied_with_slowest(
     >>> tied_with_slowest([("a", 1.0), ("b", 1.15), ("c", 1.3)], band=1.2)
     ['b', 'c']
     """
-    from .bench.consistency import in_band
-
     if not ranked:
         return []
     last, slowest = ranked[-1]
@@ -315,15 +159,9 @@ def tied_with_slowest(
         or (
             results is not None
             and write is not None
-            and _holds_one(interval_between(results, write, last, name))
+            and holds_one(interval_between(results, write, last, name))
         )
     ]
-
-
-def _holds_one(interval: tuple[float, float] | None) -> bool:
-    from .bench.intervals import holds_one
-
-    return holds_one(interval)
 
 
 def preferences(results: dict[str, Any], band: float | None = None) -> dict[str, tuple[str, ...]]:
@@ -331,7 +169,7 @@ def preferences(results: dict[str, Any], band: float | None = None) -> dict[str,
 
     The pick is ``clone`` when it ties with the fastest (:func:`tied_with_fastest`:
     within ``band``, the run's
-    :func:`~inplace_recipes.bench.consistency.noise_band` at
+    :func:`~inplace_recipes.bench._consistency.noise_band` at
     :data:`RANKED_SIZES` by default, or with a bootstrap interval that holds
     1), else the fastest recipe.
 
@@ -344,8 +182,6 @@ def preferences(results: dict[str, Any], band: float | None = None) -> dict[str,
     {'row': ('where', 'clone')}
     """
     if band is None:
-        from .bench.consistency import noise_band
-
         band = noise_band(results, sizes=RANKED_SIZES)
     chosen: dict[str, tuple[str, ...]] = {}
     for write, ranked in ranking(results).items():

@@ -1,0 +1,80 @@
+"""``clone``: ``y = x.clone(); y[index] = value``, the reference every recipe matches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from .._indexing import IndexPlan, as_value
+from ._checks import checked_value, refuse_other_dtype
+from ._record import OneLiner, RecipeRecord
+
+__all__ = ["RECORD", "clone_setitem"]
+
+
+def clone_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
+    """``y = x.clone(); y[index] = value``: the reference every recipe matches.
+
+    For ints and slices autograd records the write as ``CopySlices`` and
+    saves nothing for backward; with index tensors or a mask it is
+    ``IndexPutBackward0``, which saves them. The index is planned only if setitem refuses it, so that the
+    error is the one every recipe gives; on small tensors planning costs more
+    than the write. Pitfall: under ``torch.func.vmap`` with a batched ``value`` and
+    an unbatched ``x`` the write fails, since the clone has no batch
+    dimension to receive it.
+
+    >>> clone_setitem(torch.zeros(2, 2), (0, 1), 3.0)
+    tensor([[0., 3.],
+            [0., 0.]])
+    >>> x = torch.zeros(3, requires_grad=True)
+    >>> [type(clone_setitem(x, i, 3.0).grad_fn).__name__ for i in (1, [1])]
+    ['CopySlices', 'IndexPutBackward0']
+    """
+    if not isinstance(x, Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    if x.layout is not torch.strided:
+        IndexPlan.of(x, index)  # torch's own message for sparse tensors
+    if isinstance(value, Tensor) and value.dtype is not x.dtype:  # as every recipe does
+        refuse_other_dtype(x, index, IndexPlan.of(x, index), value)
+    v = value if type(value) in (bool, int, float) else as_value(value, x)
+    y = x.clone()
+    try:
+        y[index] = v
+    except (IndexError, RuntimeError, TypeError, ValueError):
+        # Plan the index only now: it costs more than the write itself on
+        # small tensors, and gives the same clear error every recipe gives.
+        try:
+            plan = IndexPlan.of(x, index)
+            checked_value(plan, x, value)
+            refuse_other_dtype(x, index, plan, value)
+        except Exception as clear:
+            raise clear from None
+        raise
+    return y
+
+
+def inplace_on_clone(x: Tensor, index: Any, value: Any) -> Tensor:
+    """The floor as one step: the in-place write on one plain clone, no recipe code.
+
+    >>> inplace_on_clone(torch.zeros(3), 1, 2.0)
+    tensor([0., 2., 0.])
+    """
+    y = x.clone()
+    y[index] = value
+    return y
+
+
+RECORD = RecipeRecord(
+    name="clone",
+    write=clone_setitem,
+    planned=False,
+    line="y = x.clone(); y[i] = v",
+    pitfall="fails under `vmap` with a batched value",
+    pitfall_claims=(),
+    one_liner=OneLiner(
+        "inplace_on_clone", inplace_on_clone, {"basic": "y = x.clone(); y[index] = v"}
+    ),
+    not_under_transforms="vmap refuses setitem into a clone for a batched value",
+)

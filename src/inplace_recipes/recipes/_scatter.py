@@ -1,0 +1,155 @@
+"""``scatter``: ``torch.scatter`` on the flat positions of the index."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from .._indexing import IndexPlan, as_value
+from ._checks import plain_float
+from ._errors import NotApplicable
+from ._one_liners import form_of
+from ._record import OneLiner, RecipeRecord
+
+__all__ = ["RECORD", "scatter"]
+
+_LONG = torch.long
+
+
+def _scatter(x: Tensor, index: Any, value: Any, plan: IndexPlan) -> Tensor:
+    """``torch.scatter`` on the flat positions of the index.
+
+    ``x.scatter(dim, positions, source)`` when the index writes along one
+    dimension (one int or slice, or one index tensor over the first
+    dimension: ``x.scatter(0, torch.full((1, C), r), v)`` for a row), and
+    ``x.flatten().scatter(0, positions, source).view_as(x)`` otherwise; a
+    mask's positions come from ``nonzero``, those of ints and slices from one
+    ``arange`` per dimension they keep. With duplicate
+    positions, values and gradients match setitem's on the CPU (the last
+    write wins); ``scatter_reduce``/``scatter_add`` combine them instead.
+
+    Pitfall of the one-liner: ``scatter`` takes no negative position and
+    refuses one out of range with a ``RuntimeError``, where setitem counts ``-1`` from the end and raises
+    ``IndexError``. The recipe therefore reads an index tensor through torch's
+    own indexing once, ``torch.arange(x.shape[0])[t]``: one more torch call
+    than ``x.scatter(0, t.unsqueeze(1).expand(-1, C), v)``.
+
+    >>> scatter(torch.zeros(3), torch.tensor([False, True, True]), torch.tensor([4.0, 5.0]))
+    tensor([0., 4., 5.])
+    """
+    plain = plain_float(x, value)
+    along = _along_one_dim(plan)
+    if along is not None:  # along one dimension: x.scatter(dim, index, source)
+        dim, positions = along
+        source = value if plain else _source(plan, as_value(value, x), dim)
+        return x.scatter(dim, positions, source)
+    positions = plan.flat_positions(flatten=True)
+    source = value if plain else plan.fit(as_value(value, x)).reshape(-1)
+    return x.flatten().scatter(0, positions, source).view_as(x)
+
+
+def _along_one_dim(plan: IndexPlan) -> tuple[int, Tensor] | None:
+    """``(dim, index)`` for ``x.scatter(dim, index, src)`` when the index writes
+    along one dimension: one int or slice (``src`` then has the shape of
+    ``x[index]`` with that dimension kept, length one for an int), or one
+    1-D index tensor over the first dimension; ``None`` otherwise (then
+    scatter the flat positions into ``x.reshape(-1)``).
+
+    >>> _along_one_dim(IndexPlan.of(torch.zeros(2, 3), (slice(None), slice(1, None))))
+    (1, tensor([[1, 2],
+            [1, 2]]))
+    """
+    shape, device = plan.shape, plan.device
+    if plan.kind == "basic":
+        steps = plan.steps
+        if len(steps) != 1 or not shape:
+            return None
+        dim, where = steps[0]
+        if type(where) is slice:
+            grid = torch.arange(where.start, where.stop, where.step, device=device)
+            if len(shape) == 1:
+                return dim, grid
+            if dim != len(shape) - 1:
+                grid = grid.view((-1,) + (1,) * (len(shape) - 1 - dim))
+            kept = list(shape)
+            kept[dim] = -1
+            return dim, grid.expand(kept)
+        ones = (*shape[:dim], 1, *shape[dim + 1 :])
+        return dim, torch.full(ones, where, dtype=_LONG, device=device)
+    tensors = plan.index_tensors()
+    if tensors is None or len(tensors) != 1 or tensors[0].ndim != 1:
+        return None
+    rows = torch.arange(shape[0], device=device)[tensors[0]]  # torch checks, wraps negatives
+    if len(shape) == 1:
+        return 0, rows
+    return 0, rows.view(rows.shape + (1,) * (len(shape) - 1)).expand(rows.shape + shape[1:])
+
+
+def _source(plan: IndexPlan, value: Tensor, dim: int) -> Tensor:
+    """``value`` in the shape :func:`_along_one_dim` writes along ``dim``.
+
+    >>> _source(IndexPlan.of(torch.zeros(2, 3), 1), torch.tensor([1.0, 2.0, 3.0]), 0)
+    tensor([[1., 2., 3.]])
+    """
+    fitted = plan.fit(value)
+    if plan.kind != "basic":
+        return fitted
+    for axis in reversed(plan.new_axes):
+        fitted = fitted.squeeze(axis)
+    if type(plan.steps[0][1]) is not slice:
+        fitted = fitted.unsqueeze(dim)
+    return fitted
+
+
+def _raw_scatter(x: Tensor, index: Any, v: Any) -> Tensor:
+    form = form_of(index)
+    rows, cols = x.shape
+    if isinstance(v, Tensor) and v.ndim == 1 and form == "row":
+        return x.scatter(0, torch.full((1, cols), index), v.unsqueeze(0))
+    if isinstance(v, Tensor):
+        raise NotApplicable("the raw scatter writes a number, or a row")
+    if form == "row":
+        return x.scatter(0, torch.full((1, cols), index), v)
+    if form == "element":
+        i, j = index
+        return x.flatten().scatter(0, torch.tensor([i * cols + j]), v).view_as(x)
+    if form == "slice":
+        s = index[1]
+        return x.scatter(1, torch.arange(s.start, cols, s.step).expand(rows, -1), v)
+    if form == "mask":
+        return x.flatten().scatter(0, index.flatten().nonzero().squeeze(1), v).view_as(x)
+    t = torch.tensor(index) if form == "list" else index
+    return x.scatter(0, t.unsqueeze(1).expand(-1, cols), v)
+
+
+_NEGATIVE_POSITIONS = (
+    "scatter takes no negative position and raises RuntimeError out of range, so the "
+    "recipe reads t through torch's indexing once (torch.arange(R)[t]), a gather the "
+    "one-liner skips"
+)
+
+RECORD = RecipeRecord(
+    name="scatter",
+    write=_scatter,
+    line="y = x.scatter(0, torch.tensor([i]), v.reshape(1))",
+    pitfall="duplicate positions: one write is kept, undefined which, yet every value gets "
+    "a gradient",
+    pitfall_claims=("scatter_duplicate_positions_value_grad",),
+    duplicates="kernel order",
+    one_liner=OneLiner(
+        "raw_scatter",
+        _raw_scatter,
+        {
+            "basic": "x.scatter(0, torch.full((1, C), r), v)",
+            "mask": "x.flatten().scatter(0, mask.flatten().nonzero().squeeze(1), v).view_as(x)",
+            "index": "x.scatter(0, t.unsqueeze(1).expand(-1, C), v)",
+        },
+    ),
+    exactness_costs={
+        "index": (1.25, _NEGATIVE_POSITIONS),
+        "list": (1.25, _NEGATIVE_POSITIONS),
+    },
+)
+scatter = RECORD.function

@@ -20,7 +20,7 @@ then calls ``write``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch import Tensor
@@ -50,7 +50,7 @@ def planned(record: RecipeRecord) -> Recipe:
     The recipe takes the docstring, module and name (without its leading underscore) of
     ``record.write``.
     """
-    write = record.write
+    write = cast(Write, record.write)
     refuses = record.refuses_anything
 
     def recipe(x: Tensor, index: Any, value: Any) -> Tensor:

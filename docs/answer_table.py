@@ -112,7 +112,7 @@ WRITE_WORDS = {
     "element": "`x[i, j] = 0`",
     "row": "`x[i] = 0`",
     "slice": "`x[:, 1::10] = 0`",
-    "mask": "`x[mask] = 0`",
+    "boolean": "`x[mask] = 0`",
     "value_grad": "`x[i] = v` (`v.requires_grad`)",
     "index": "`x[t] = 0`",
     "list": "`x[[a, b, c]] = 0`",
@@ -148,7 +148,7 @@ def how_many(chosen: list[str], total: int, others: list[str] | None = None) -> 
     'for every kind of write it measured'
     >>> how_many(["row", "slice", "element"], 5)
     'for most kinds of write it measured ({{ bench_ties_count }} of {{ bench_writes }})'
-    >>> how_many(["row", "slice"], 5, others=["mask"])
+    >>> how_many(["row", "slice"], 5, others=["boolean"])
     'for {{ bench_ties_count }} of the {{ bench_writes }} kinds of write it measured ({{ bench_ties }}; not for {{ bench_not }})'
     >>> FIGURES["bench_ties"], FIGURES["bench_not"]
     ('`x[i] = 0`, `x[:, 1::10] = 0`', '`x[mask] = 0`')
@@ -451,7 +451,7 @@ WRITE_CODE = {
     "element": "x[i, j] = 0.0",
     "row": "x[i] = 0.0",
     "slice": "x[:, 1::10] = 0.0",
-    "mask": "x[mask] = 0.0  (1% True)",
+    "boolean": "x[mask] = 0.0  (1% True)",
     "value_grad": "x[i] = v  (v requires grad)",
     "index": "x[t] = 0.0  (t: three rows)",
     "list": "x[[a, b, c]] = 0.0",

@@ -66,7 +66,7 @@ def _writes_in_words(writes: Iterable[str]) -> str:
         "element": "one element",
         "row": "a row",
         "slice": "a strided slice",
-        "mask": "a boolean mask",
+        "boolean": "a boolean mask",
         "value_grad": "a value that requires grad",
         "index": "an index tensor",
         "list": "a list of positions",

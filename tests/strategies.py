@@ -215,11 +215,11 @@ def cases(
     if not shape:
         index = draw(st.sampled_from([(), Ellipsis, None, (None, Ellipsis)]))
     else:
-        kind = draw(st.sampled_from(["basic", "mask", "advanced"]))
+        kind = draw(st.sampled_from(["basic", "boolean", "advanced"]))
         if kind == "advanced":
             index = _advanced(draw, shape, duplicates)
         else:
-            index = {"basic": _basic, "mask": _mask}[kind](draw, shape)
+            index = {"basic": _basic, "boolean": _mask}[kind](draw, shape)
     if torch_forms and draw(st.booleans()):
         restyled = _restyle(draw, index)
         if _selects(x, restyled) is not None:

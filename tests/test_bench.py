@@ -85,11 +85,11 @@ def test_every_applicable_entry_is_checked_and_timed(tiny_results: dict) -> None
 
 def test_refusals_are_recorded_as_not_applicable(tiny_results: dict) -> None:
     refused = {(r["entry"], r["write"]) for r in tiny_results["records"] if not r["applicable"]}
-    assert ("select_scatter", "mask") in refused
-    assert ("raw_select_scatter", "mask") in refused
+    assert ("select_scatter", "boolean") in refused
+    assert ("raw_select_scatter", "boolean") in refused
     assert ("masked_fill", "value_grad") in refused
     assert ("raw_masked_fill", "value_grad") in refused
-    assert ("clone", "mask") not in refused
+    assert ("clone", "boolean") not in refused
 
 
 def test_at_records_the_recipe_it_picks(tiny_results: dict) -> None:
@@ -120,7 +120,7 @@ def test_raw_one_liner_matches_setitem_value_and_gradients(write: str, raw: str)
         got = entries.raw_fn(raw)(leaf * 1, index, value)
     except ir.NotApplicable:
         assert (raw, write) in {
-            ("raw_select_scatter", "mask"),
+            ("raw_select_scatter", "boolean"),
             ("raw_select_scatter", "index"),
             ("raw_select_scatter", "list"),
             ("raw_masked_fill", "value_grad"),
@@ -268,7 +268,7 @@ def test_committed_results_hold_the_overhead_comparisons(bench_results: dict) ->
     raw = results_of.raw_overhead(results)
     for recipe in ("where", "index_put", "scatter", "masked_fill", "mask", "clone"):
         assert {(w, s) for w, s in raw[recipe]} >= {
-            (w, s) for w in ("element", "row", "slice", "mask") for s in (10**3, 10**4, 10**6)
+            (w, s) for w in ("element", "row", "slice", "boolean") for s in (10**3, 10**4, 10**6)
         }, recipe
     config = results["config"]
     writes = [w for w in config["writes"] if w in entries.OVERHEAD_WRITES]
@@ -381,14 +381,14 @@ def test_overhead_lines_show_a_missing_measurement_as_a_dash() -> None:
 # -- command line ----------------------------------------------------------------
 
 
-ARGV = ["--quick", "--sizes", "100", "--writes", "element", "mask", "--entries", "where"]
+ARGV = ["--quick", "--sizes", "100", "--writes", "element", "boolean", "--entries", "where"]
 ARGV += ["--min-run-time", "0.001", "--rounds", "1", "--no-progress", "--no-audit"]
 ARGV += ["--instruction-sizes", "--overhead-sizes", "100", "--attempts", "1"]
 
 
 def test_command_line_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "quick.json"
-    assert bench.main([*ARGV, "-o", str(out)]) == 0
+    assert cli.main([*ARGV, "-o", str(out)]) == 0
     results = bench.load_results(out)
     recorded = {r["entry"] for r in results["records"]}
     assert recorded == {*entries.BASELINES, "where"}
@@ -397,7 +397,7 @@ def test_command_line_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[
     printed = capsys.readouterr().out
     assert str(out) in printed
     assert "self-consistency" in printed
-    table = results_of.ratio_table(results, write="mask")
+    table = results_of.ratio_table(results, write="boolean")
     assert table["inplace"] == {100: 1.0}
 
 

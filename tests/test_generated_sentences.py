@@ -225,7 +225,7 @@ def test_the_copy_is_called_a_floor_only_when_nothing_beats_it(committed: dict[s
     assert "not a floor" not in text
     assert "no recipe costs less beyond the noise" in text
     # where, and only where, clearly below the copy for the mask write
-    beaten = altered(cheap_copy, scale("where", 0.1, ("mask",)))
+    beaten = altered(cheap_copy, scale("where", 0.1, ("boolean",)))
     text = prose.answer(tight(beaten))
     assert "it is not a floor" in text
     assert "for a boolean mask, ``where``" in text

@@ -50,8 +50,8 @@ def test_spread_agrees_with_the_value_at_written_positions(case: Case) -> None:
         (0, "basic"),
         ((slice(None), -1), "basic"),
         ((None, Ellipsis), "basic"),
-        (torch.ones(3, 4, dtype=torch.bool), "mask"),
-        (torch.ones(3, dtype=torch.bool), "mask"),
+        (torch.ones(3, 4, dtype=torch.bool), "boolean"),
+        (torch.ones(3, dtype=torch.bool), "boolean"),
         (torch.tensor([0, 1]), "advanced"),
         ([0, 1], "advanced"),
         (torch.tensor(1), "basic"),  # torch reads a 0-d integer tensor as an int

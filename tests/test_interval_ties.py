@@ -170,14 +170,14 @@ def test_identical_work_ties_with_itself_at_the_band_it_sets(factor: float) -> N
     # factor such as 1.23449 became 1.234 and the page failed on CI.
     results = run(
         {"inplace": steady(1.0), "inplace_again": steady(factor)},
-        writes=("element", "mask"),
+        writes=("element", "boolean"),
         sizes=(10**4,),
     )
     band = statistics.noise(results)
     assert band == pytest.approx(factor, rel=1e-12)
-    again = statistics.between(results, "inplace_again", "inplace", "mask", 10**4)
+    again = statistics.between(results, "inplace_again", "inplace", "boolean", 10**4)
     assert not intervals.holds_one(again)  # the band alone decides
-    for write in ("element", "mask"):
+    for write in ("element", "boolean"):
         assert statistics.tie(results, "inplace_again", "inplace", write, 10**4, band)
     assert consistency.worst(results["records"]) == pytest.approx(factor, rel=1e-12)
 

@@ -30,7 +30,7 @@ CASES: list[tuple[str, Any, Any]] = [
     ("slice, value", (slice(None), slice(1, None, 2)), torch.rand(4, 2, requires_grad=True)),
     ("ellipsis and None", (..., None, 3), 42.0),
     ("whole tensor", ..., 42.0),
-    ("mask", _mask(), 42.0),
+    ("boolean", _mask(), 42.0),
     ("mask, values", _mask(), torch.rand(3, requires_grad=True)),
     ("row mask", torch.tensor([True, False, True, False]), 42.0),
     ("index tensor", torch.tensor([0, 3]), 42.0),
@@ -65,7 +65,7 @@ def test_write_kinds() -> None:
     assert write_kind(x, (1, 2)) == "element"
     assert write_kind(x, 1) == "row"
     assert write_kind(x, (slice(None), slice(None, None, 2))) == "slice"
-    assert write_kind(x, _mask()) == "mask"
+    assert write_kind(x, _mask()) == "boolean"
     assert write_kind(x, torch.tensor([0])) == "advanced"
 
 

@@ -54,7 +54,7 @@ plt.show()
 # warm and cold (a new index on every call), on every CI run, and fails when
 # a goal below is missed.
 
-masks, tensors = bench.one_liners("mask"), bench.one_liners("index")
+masks, tensors = bench.one_liners("boolean"), bench.one_liners("index")
 for name, code in bench.one_liners("basic").items():
     print(f"{name:19} {code}")
     if name in masks:
@@ -186,7 +186,7 @@ plt.show()
 
 # %%
 
-fig = figures.figure_against_size(results, "mask")
+fig = figures.figure_against_size(results, "boolean")
 plt.show()
 
 # %%
@@ -249,7 +249,7 @@ live = bench.run(
     bench.Config(
         sizes=(10**4,),
         dtypes=("float32",),
-        writes=("element", "mask"),
+        writes=("element", "boolean"),
         entries=("inplace", "inplace_again", "inplace_on_clone", "clone", "where", "raw_where"),
         compile_sizes=(),
         overhead_sizes=(10**4,),
@@ -278,7 +278,7 @@ for r in live["records"]:
 # sphinx_gallery_start_ignore
 assert all(r["correct"] for r in live["records"] if r["applicable"])
 assert all(  # identical work is always a tie under the page's rule
-    stats.tie(live, "inplace_again", "inplace", w, 10**4, live_band) for w in ("element", "mask")
+    stats.tie(live, "inplace_again", "inplace", w, 10**4, live_band) for w in ("element", "boolean")
 )
 # sphinx_gallery_end_ignore
 

@@ -31,7 +31,7 @@ from torch import Tensor
 
 __all__ = ["SEQUENCE_AS_TUPLE_WARNING", "Kind", "ReadIndex", "Step"]
 
-Kind = Literal["basic", "mask", "advanced"]
+Kind = Literal["basic", "boolean", "advanced"]
 #: One step of a basic index: ``(dim, position)`` or ``(dim, slice)``, where
 #: ``dim`` counts the dimensions of the tensor left after the earlier steps.
 Step = tuple[int, int | slice]
@@ -368,7 +368,7 @@ class ReadIndex:
     """An index as torch's setitem reads it, for a tensor of a given shape.
 
     Build one with :meth:`read`. ``kind`` is ``"basic"`` for ints, slices,
-    one ``...`` and ``None`` alone; ``"mask"`` for one boolean tensor over
+    one ``...`` and ``None`` alone; ``"boolean"`` for one boolean tensor over
     the leading dimensions; ``"advanced"`` for anything with an index tensor
     (lists and NumPy arrays included, and torch's rarely used several
     ``...``). ``index`` is the index as a tuple torch reads the same way as
@@ -417,7 +417,7 @@ class ReadIndex:
         if tp is int and shape and -shape[0] <= index < shape[0]:  # a row
             return cls(shape, x.device, (index,), "basic", ((0, index % shape[0]),), ())
         if tp is Tensor and index.dtype is _BOOL and index.shape == shape:
-            return cls(shape, x.device, (index,), "mask")  # the common mask: nothing to check
+            return cls(shape, x.device, (index,), "boolean")  # the common mask: nothing to check
         if tp is list and index and all(type(i) is int for i in index):  # [a, b, c]
             return cls(shape, x.device, (torch.tensor(index),), "advanced")
         kind: Kind
@@ -442,7 +442,7 @@ class ReadIndex:
             if type(items[0]) is int:  # a 0-d integer tensor: an int, as torch reads it
                 kind = "basic"
             else:
-                kind = "mask" if index.dtype == torch.bool and index.ndim >= 1 else "advanced"
+                kind = "boolean" if index.dtype == torch.bool and index.ndim >= 1 else "advanced"
         else:
             items = _items(index, len(shape))
             basic = True
@@ -460,7 +460,7 @@ class ReadIndex:
                 and items[0].dtype == torch.bool
                 and items[0].ndim >= 1
             ):
-                kind = "mask"
+                kind = "boolean"
             else:
                 kind = "advanced"
         read = cls(shape, x.device, items, kind)
@@ -468,7 +468,7 @@ class ReadIndex:
             read._steps, new_axes = _basic_steps(shape, items, plain)
             if not new_axes:
                 read._new_axes = ()
-        elif kind == "mask":
+        elif kind == "boolean":
             mask = items[0]
             if mask.ndim > len(shape) or mask.shape != shape[: mask.ndim]:
                 raise IndexError(

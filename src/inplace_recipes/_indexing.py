@@ -142,7 +142,7 @@ class IndexPlan(ReadIndex):
                 self._result_shape = torch.Size(sizes)
             elif self._positions is not None:
                 self._result_shape = self._positions.shape
-            elif self.kind == "mask":
+            elif self.kind == "boolean":
                 mask = self.index[0]
                 self._result_shape = torch.Size((int(mask.sum()),)) + self.shape[mask.ndim :]
             else:
@@ -190,7 +190,7 @@ class IndexPlan(ReadIndex):
                 if flatten and len(steps) == len(self.shape) and _ints_only(steps):
                     return self._basic_positions(flat=True)  # one element, as [position]
                 self._positions = self._basic_positions()
-            elif self.kind == "mask" and self.index[0].ndim == len(self.shape):
+            elif self.kind == "boolean" and self.index[0].ndim == len(self.shape):
                 self._positions = self.index[0].reshape(-1).nonzero().squeeze(1)
             else:
                 self._positions = self._grid_positions()  # torch checks the index here
@@ -269,7 +269,7 @@ class IndexPlan(ReadIndex):
             out = self._zeros(dtype)
             out[self.index] = 1
             return out
-        if kind == "mask":
+        if kind == "boolean":
             given: Tensor = self.index[0]
             if given.ndim != len(self.shape):
                 given = given.view(given.shape + (1,) * (len(self.shape) - given.ndim))

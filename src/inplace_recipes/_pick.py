@@ -43,7 +43,7 @@ PREFERENCES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         # a basic index with a slice: x[:, 1::10] = v
         "slice": ("clone",),
         # x[mask] = v: one boolean mask
-        "mask": ("where", "clone"),
+        "boolean": ("where", "clone"),
         # a basic index and a tensor value that requires grad
         "value_grad": ("clone",),
         # index tensors and lists (benchmarked as x[t] = 0 and x[[a, b, c]] = 0)
@@ -94,9 +94,9 @@ def quick_recipe(index: Any, value: Any) -> str | None:
         if index.ndim == 0:
             return None
         single = not isinstance(value, Tensor) or value.numel() == 1
-        for name in PREFERENCES["mask"]:
+        for name in PREFERENCES["boolean"]:
             record = RECORDS[name]
-            takes = "mask" in record.index_kinds and not record.not_exact
+            takes = "boolean" in record.index_kinds and not record.not_exact
             if takes and (single or not record.single_value):
                 return name
         return None
@@ -142,8 +142,8 @@ def write_kind(x: Tensor, index: Any) -> str:
 
 
 def _write_kind(plan: IndexPlan) -> str:
-    if plan.kind == "mask":
-        return "mask"
+    if plan.kind == "boolean":
+        return "boolean"
     if plan.kind == "advanced":
         return "advanced"
     ints = [s for _, s in plan.steps if not isinstance(s, slice)]

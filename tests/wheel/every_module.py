@@ -89,7 +89,7 @@ with tempfile.TemporaryDirectory() as tmp:
         ),
         "inplace_recipes.bench.ratio_table": lambda: ir.bench.ratio_table(noise),
         "inplace_recipes.bench.noise_band": lambda: ir.bench.noise_band(noise),
-        "inplace_recipes.bench.one_liners": lambda: ir.bench.one_liners("mask"),
+        "inplace_recipes.bench.one_liners": lambda: ir.bench.one_liners("boolean"),
         "inplace_recipes.bench.saved_bytes": lambda: ir.bench.saved_bytes(
             ir.RECIPES["where"], leaf * 1, 0, 1.0
         ),

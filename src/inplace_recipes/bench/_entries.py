@@ -82,7 +82,7 @@ def _write_slice(shape: tuple[int, int], like: Tensor) -> tuple[Any, Any]:
     return (slice(None), slice(1, None, 10)), 0.0
 
 
-def _write_mask(shape: tuple[int, int], like: Tensor) -> tuple[Any, Any]:
+def _write_boolean(shape: tuple[int, int], like: Tensor) -> tuple[Any, Any]:
     n = shape[0] * shape[1]
     gen = torch.Generator().manual_seed(0)
     picked = torch.randperm(n, generator=gen)[: max(1, n // 100)]
@@ -112,14 +112,14 @@ WRITES: dict[str, Callable[[tuple[int, int], Tensor], tuple[Any, Any]]] = {
     "element": _write_element,  # x[r // 2, c // 2] = 0.0
     "row": _write_row,  # x[r // 2] = 0.0
     "slice": _write_slice,  # x[:, 1::10] = 0.0 (10% of elements, strided)
-    "mask": _write_mask,  # x[mask] = 0.0, a random mask with 1% True
+    "boolean": _write_boolean,  # x[mask] = 0.0, a random mask with 1% True
     "value_grad": _write_value_grad,  # x[r // 2] = v, v a row that requires grad
     "index": _write_index,  # x[t] = 0.0, t an index tensor of three rows
     "list": _write_list,  # x[[a, b, c]] = 0.0: three rows, as a list
 }
 
 #: The writes of the overhead comparison (raw one-liners and ``at()``).
-OVERHEAD_WRITES: tuple[str, ...] = ("element", "row", "slice", "mask", "index", "list")
+OVERHEAD_WRITES: tuple[str, ...] = ("element", "row", "slice", "boolean", "index", "list")
 #: The writes whose instructions are counted, each also *cold*: with a new
 #: index (another row, another slice, a new tensor or list) on every call.
 INSTRUCTION_WRITES: tuple[str, ...] = OVERHEAD_WRITES
@@ -144,8 +144,8 @@ def cold_indices(write: str, shape: tuple[int, int], like: Tensor, n: int) -> li
             out.append(r)
         elif write == "slice":
             out.append((slice(None), slice(1 + k % 9, None, 10)))
-        elif write == "mask":
-            out.append(_write_mask(shape, like)[0].roll(k))
+        elif write == "boolean":
+            out.append(_write_boolean(shape, like)[0].roll(k))
         elif write == "index":
             out.append(torch.tensor([r, (r + 3) % rows, (r + 5) % rows], device=like.device))
         elif write == "list":
@@ -172,12 +172,12 @@ def one_liners(form: str = "basic") -> dict[str, str]:
     make them. The benchmark's other basic writes follow the same pattern
     (``x[i, j]``: ``m[i, j] = True``, ``(torch.tensor(i), torch.tensor(j))``;
     ``x[:, 1::10]``: ``x.scatter(1, torch.arange(1, C, 10).expand(R, -1), v)``).
-    ``"mask"``: for ``x[mask] = v``, where the index already *is* a tensor,
+    ``"boolean"``: for ``x[mask] = v``, where the index already *is* a tensor,
     and what a recipe must compute from it on every call (its positions,
     its complement), the one-liner computes too. ``"index"``: for ``x[t] =
     v`` (a list ``[a, b, c]`` is ``t = torch.tensor([a, b, c])``, made in the call).
 
-    >>> one_liners("mask")["raw_where"]
+    >>> one_liners("boolean")["raw_where"]
     'torch.where(mask, v, x)'
     """
     return {

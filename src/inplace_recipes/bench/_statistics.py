@@ -48,8 +48,8 @@ def measured_writes(results: dict[str, Any]) -> list[str]:
     """The kinds of write the run timed, in its order: a run made before a kind
     of write was added to :data:`WRITES` has no figure for it.
 
-    >>> measured_writes({"config": {"writes": ["row", "mask"]}})
-    ['row', 'mask']
+    >>> measured_writes({"config": {"writes": ["row", "boolean"]}})
+    ['row', 'boolean']
     """
     return [w for w in results.get("config", {}).get("writes", list(WRITES)) if w in WRITES]
 

@@ -41,7 +41,7 @@ def _index_put(x: Tensor, index: Any, value: Any, plan: IndexPlan) -> Tensor:
     tensor([2., 0., 0., 1.])
     """
     v = checked_value(plan, x, value)
-    if plan.kind == "mask" and x.ndim:  # a 0-d mask of a 0-d x: flat, below
+    if plan.kind == "boolean" and x.ndim:  # a 0-d mask of a 0-d x: flat, below
         # one element as 0-d: a (1, 1) value's gradient must come back as (1, 1)
         return x.index_put((plan.index[0],), plan.fit(v) if v.numel() != 1 else v.reshape(()))
     indices = index_put_indices(plan)
@@ -121,7 +121,7 @@ def writes_flat(plan: IndexPlan) -> bool:
     """
     if plan.kind == "basic":
         return not plan.shape
-    return plan.kind == "mask" or plan.index_tensors() is None
+    return plan.kind == "boolean" or plan.index_tensors() is None
 
 
 def _source(plan: IndexPlan, value: Tensor) -> Tensor:
@@ -169,7 +169,7 @@ RECORD = RecipeRecord(
         _raw_index_put,
         {
             "basic": "x.index_put((torch.tensor([r]),), torch.tensor(v))",
-            "mask": "x.index_put((mask,), torch.tensor(v))",
+            "boolean": "x.index_put((mask,), torch.tensor(v))",
             "index": "x.index_put((t,), torch.tensor(v))",
         },
     ),

@@ -51,7 +51,7 @@ def _mask_blend(x: Tensor, index: Any, value: Any, plan: IndexPlan) -> Tensor:
         # torch 2.13's forward AD gives add(..., alpha=float) a float64 tangent when
         # ``other`` is bool, or both are 0-d: weights in x's dtype, and 0-d as (1,)
         # (alpha, not a product, so that torch's overflow error for the value stays)
-        if plan.kind == "mask":
+        if plan.kind == "boolean":
             mask = plan.mask()
             keep, put = ~mask, mask.to(x.dtype)
         else:
@@ -82,7 +82,7 @@ def _weights(plan: IndexPlan, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
 
 
 def _raw_mask(x: Tensor, index: Any, v: Any) -> Tensor:
-    if form_of(index) == "mask" and not isinstance(v, Tensor):
+    if form_of(index) == "boolean" and not isinstance(v, Tensor):
         blended: Tensor = x * ~index + v * index
         return blended
     m = marked(x, index, None)
@@ -109,7 +109,7 @@ RECORD = RecipeRecord(
         _raw_mask,
         {
             "basic": "m = torch.zeros_like(x); m[r] = 1; x * (1 - m) + v * m",
-            "mask": "x * ~mask + v * mask",
+            "boolean": "x * ~mask + v * mask",
             "index": "m = torch.zeros_like(x); m[t] = 1; x * (1 - m) + v * m",
         },
     ),

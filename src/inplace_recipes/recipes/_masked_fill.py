@@ -47,7 +47,7 @@ def _masked_fill(x: Tensor, index: Any, value: Any, plan: IndexPlan) -> Tensor:
 def _raw_masked_fill(x: Tensor, index: Any, v: Any) -> Tensor:
     if isinstance(v, Tensor) and v.numel() != 1:
         raise NotApplicable("masked_fill writes a single value")
-    mask = index if form_of(index) == "mask" else marked(x, index, torch.bool)
+    mask = index if form_of(index) == "boolean" else marked(x, index, torch.bool)
     return x.masked_fill(mask, v)
 
 
@@ -65,7 +65,7 @@ RECORD = RecipeRecord(
         _raw_masked_fill,
         {
             "basic": "m = torch.zeros_like(x, dtype=torch.bool); m[r] = True; x.masked_fill(m, v)",
-            "mask": "x.masked_fill(mask, v)",
+            "boolean": "x.masked_fill(mask, v)",
             "index": "m = torch.zeros_like(x, dtype=torch.bool); m[t] = True; x.masked_fill(m, v)",
         },
     ),

@@ -30,7 +30,7 @@ def form_of(index: Any) -> str:
     if type(index) is list:
         return "list"
     if isinstance(index, Tensor):
-        return "mask" if index.dtype == torch.bool else "index"
+        return "boolean" if index.dtype == torch.bool else "index"
     if type(index) is tuple and len(index) == 2:
         if all(type(i) is int for i in index):
             return "element"

@@ -35,7 +35,7 @@ from ._start import Recipe, Write, planned
 __all__ = ["ALL_KINDS", "Duplicates", "OneLiner", "RecipeRecord"]
 
 #: Every kind of index (:attr:`IndexPlan.kind <inplace_recipes._indexing.IndexPlan.kind>`).
-ALL_KINDS: frozenset[Kind] = frozenset({"basic", "mask", "advanced"})
+ALL_KINDS: frozenset[Kind] = frozenset({"basic", "boolean", "advanced"})
 
 #: What a recipe gives when index tensors name a position twice:
 #: ``"as setitem"``, setitem's values and gradients by construction (the value
@@ -56,7 +56,7 @@ class OneLiner:
     """The torch call a recipe wraps, as a user writes it: the benchmark's raw entry.
 
     ``code`` shows it per form of write: ``"basic"`` for ``x[r] = v``,
-    ``"mask"`` for ``x[mask] = v``, ``"index"`` for ``x[t] = v``; ``run``
+    ``"boolean"`` for ``x[mask] = v``, ``"index"`` for ``x[t] = v``; ``run``
     runs it for each of the benchmark's writes (and raises
     :class:`~inplace_recipes.NotApplicable` for one it has no line for).
     """

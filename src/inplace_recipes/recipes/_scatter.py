@@ -118,7 +118,7 @@ def _raw_scatter(x: Tensor, index: Any, v: Any) -> Tensor:
     if form == "slice":
         s = index[1]
         return x.scatter(1, torch.arange(s.start, cols, s.step).expand(rows, -1), v)
-    if form == "mask":
+    if form == "boolean":
         return x.flatten().scatter(0, index.flatten().nonzero().squeeze(1), v).view_as(x)
     t = torch.tensor(index) if form == "list" else index
     return x.scatter(0, t.unsqueeze(1).expand(-1, cols), v)
@@ -143,7 +143,7 @@ RECORD = RecipeRecord(
         _raw_scatter,
         {
             "basic": "x.scatter(0, torch.full((1, C), r), v)",
-            "mask": "x.flatten().scatter(0, mask.flatten().nonzero().squeeze(1), v).view_as(x)",
+            "boolean": "x.flatten().scatter(0, mask.flatten().nonzero().squeeze(1), v).view_as(x)",
             "index": "x.scatter(0, t.unsqueeze(1).expand(-1, C), v)",
         },
     ),

@@ -43,7 +43,7 @@ def _where(x: Tensor, index: Any, value: Any, plan: IndexPlan) -> Tensor:
 
 
 def _raw_where(x: Tensor, index: Any, v: Any) -> Tensor:
-    mask = index if form_of(index) == "mask" else marked(x, index, torch.bool)
+    mask = index if form_of(index) == "boolean" else marked(x, index, torch.bool)
     return torch.where(mask, v, x)
 
 
@@ -60,7 +60,7 @@ RECORD = RecipeRecord(
         _raw_where,
         {
             "basic": "m = torch.zeros_like(x, dtype=torch.bool); m[r] = True; torch.where(m, v, x)",
-            "mask": "torch.where(mask, v, x)",
+            "boolean": "torch.where(mask, v, x)",
             "index": "m = torch.zeros_like(x, dtype=torch.bool); m[t] = True; torch.where(m, v, x)",
         },
     ),

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from inplace_recipes import RECIPES, NotApplicable
-from inplace_recipes._indexing import IndexPlan
+from refusals import refused
 from strategies import SEQUENCE_WARNING
 
 pytestmark = [
@@ -139,14 +139,6 @@ def _assert_unchanged(tensors: list[torch.Tensor], before: list[Any], name: str)
         assert same, f"{name} changed an input"
 
 
-def _refuses(name: str, x: torch.Tensor, index: Any, value: Any) -> bool:
-    if name == "masked_fill":
-        return isinstance(value, torch.Tensor) and value.numel() != 1
-    if name == "select_scatter":
-        return IndexPlan.of(x, index).kind != "basic"
-    return False
-
-
 def _torch_answer(x: torch.Tensor, index: Any, value: Any) -> torch.Tensor | BaseException:
     y = x.clone()
     if isinstance(value, torch.Tensor) and value.layout is torch.strided:
@@ -171,7 +163,7 @@ def test_torch_answer(name: str, label: str, make_x: Any, index: Any, value: Any
     if isinstance(expected, BaseException):
         with pytest.raises(type(expected)):
             fn(x, index, value)
-    elif _refuses(name, x, index, value):  # documented: select_scatter, masked_fill
+    elif refused(name, x, index, value):  # as the recipe's record declares
         with pytest.raises(NotApplicable, match=repr(name)):
             fn(x, index, value)
     else:

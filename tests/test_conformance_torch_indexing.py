@@ -58,6 +58,7 @@ import pytest
 import torch
 
 from inplace_recipes import RECIPES, NotApplicable
+from refusals import refused
 from strategies import SEQUENCE_WARNING
 
 pytestmark = pytest.mark.filterwarnings(SEQUENCE_WARNING)
@@ -73,8 +74,8 @@ def _reference(x: torch.Tensor, index: Any, value: Any) -> torch.Tensor:
     return y
 
 
-def _documented_refusal(name: str, error: NotApplicable) -> None:
-    assert name in ("select_scatter", "masked_fill"), f"{name} refused: {error}"
+def _documented_refusal(name: str, error: NotApplicable, x: Any, index: Any, value: Any) -> None:
+    assert refused(name, x, index, value), f"{name} refused: {error}"
     assert repr(name) in str(error)
 
 
@@ -113,7 +114,7 @@ def check_write(
         try:
             out = fn(x, index, value)
         except NotApplicable as error:
-            _documented_refusal(name, error)
+            _documented_refusal(name, error, x, index, value)
             continue
         assert out.dtype == x.dtype, name
         assert out.shape == x.shape, name

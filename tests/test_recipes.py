@@ -11,22 +11,17 @@ from hypothesis import assume, event, given
 import inplace_recipes as ir
 from inplace_recipes import RECIPES, NotApplicable, compare_gradients
 from inplace_recipes._indexing import IndexPlan
+from refusals import refused, refused_with_grad
 from strategies import SEQUENCE_WARNING, Case, cases
 
 NAMES = list(RECIPES)
 
 
 def refuses(name: str, case: Case, value_requires_grad: bool = False) -> bool:
-    """Whether recipe ``name`` is documented to refuse this case."""
-    plan = IndexPlan.of(case.x, case.index)
-    value_numel = case.value.numel() if isinstance(case.value, torch.Tensor) else 1
-    if name == "select_scatter":
-        return plan.kind != "basic"
-    if name == "masked_fill":
-        if value_numel != 1:
-            return True
-        return value_requires_grad and plan.has_duplicates()
-    return False
+    """Whether recipe ``name`` is documented (by its record) to refuse this case."""
+    if value_requires_grad:
+        return refused_with_grad(name, case.x, case.index, case.value)
+    return refused(name, case.x, case.index, case.value)
 
 
 @pytest.mark.filterwarnings(SEQUENCE_WARNING)

@@ -35,6 +35,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inplace_recipes import RECIPES, NotApplicable, at, compare_gradients
+from refusals import refused
 from strategies import SEQUENCE_WARNING, cases
 
 pytestmark = [
@@ -123,15 +124,6 @@ def _assert_unchanged(things: list[Any], before: list[tuple[Any, int | None]], w
             assert np.array_equal(now, copy, equal_nan=True), f"{who} changed an input array"
 
 
-def _may_refuse(name: str, index: Any, value: Any) -> bool:
-    """Whether ``name`` may raise :class:`NotApplicable` here, as its docstring says."""
-    if name == "masked_fill":
-        return isinstance(value, torch.Tensor) and value.numel() != 1
-    if name == "select_scatter":
-        return not _reads_as_ints_and_slices(index)
-    return False
-
-
 def _skips_value_check(x: torch.Tensor, index: Any, value: Any) -> bool:
     """``x[False] = value``: torch's setitem returns before checking the value's
     shape (its source: "technically we should check the size"). The recipes
@@ -144,25 +136,6 @@ def _skips_value_check(x: torch.Tensor, index: Any, value: Any) -> bool:
     except RuntimeError:
         return True
     return False
-
-
-def _reads_as_ints_and_slices(index: Any) -> bool:
-    """Whether setitem reads every item as an int, a slice, ``None`` or ``...``
-    (a 0-d integer tensor or NumPy array of a dtype other than bool and uint8
-    is an int)."""
-    items = index if isinstance(index, tuple) else (index,)
-    for item in items:
-        if item is None or item is Ellipsis or isinstance(item, (slice, np.integer)):
-            continue
-        if type(item) is int:
-            continue
-        zero_d = isinstance(item, np.ndarray) and item.ndim == 0
-        if zero_d and item.dtype.kind in "iufc" and item.dtype != np.uint8:
-            continue
-        if isinstance(item, torch.Tensor) and item.ndim == 0 and item.dtype in INTEGER_DTYPES:
-            continue
-        return False
-    return True
 
 
 def check_write(name: str, x: torch.Tensor, index: Any, value: Any) -> None:
@@ -180,7 +153,7 @@ def check_write(name: str, x: torch.Tensor, index: Any, value: Any) -> None:
         except Exception as error:  # noqa: BLE001 - judged below
             out = error
         if isinstance(out, NotApplicable):
-            assert _may_refuse(name, index, value), f"{name} refused what setitem takes: {out}"
+            assert refused(name, x, index, value), f"{name} refused what setitem takes: {out}"
             assert repr(name) in str(out)
         elif isinstance(out, Exception):
             assert _skips_value_check(x, index, value), f"{name} raised {out!r}; setitem works"
@@ -206,7 +179,7 @@ def check_gradients(x: torch.Tensor, index: Any, value: Any) -> None:
     for result in report:
         assert result.ok, f"{result.name}: {result.problems}"
         if result.not_applicable is not None:
-            assert _may_refuse(result.name, index, value), result.not_applicable
+            assert refused(result.name, x, index, value), result.not_applicable
 
 
 def check_forward_mode(x: torch.Tensor, index: Any, value: torch.Tensor) -> None:
@@ -223,7 +196,7 @@ def check_forward_mode(x: torch.Tensor, index: Any, value: torch.Tensor) -> None
         try:
             _, got = torch.func.jvp(through(writer), (x, value), tangents)
         except NotApplicable:
-            assert _may_refuse(name, index, value)
+            assert refused(name, x, index, value)
             continue
         assert torch.equal(got, want), f"{name}: tangent {got} != torch's {want}"
 

@@ -43,6 +43,7 @@ from ..recipes._one_liners import form_of
 __all__ = [
     "BASELINES",
     "COLD",
+    "FORM_OF_WRITE",
     "INSTRUCTION_WRITES",
     "OVERHEAD_WRITES",
     "WRITES",
@@ -54,6 +55,7 @@ __all__ = [
     "overhead_entries",
     "raw_fn",
     "raw_of",
+    "raw_takes",
     "shape_for",
     "write_fn",
 ]
@@ -209,8 +211,8 @@ BASELINES: tuple[str, ...] = ("inplace", "inplace_again", "plain_clone", "inplac
 def overhead_entries() -> tuple[str, ...]:
     """Entries measured only where the overhead is compared (``Config.overhead_sizes``).
 
-    >>> overhead_entries()[-2:]
-    ('raw_masked_fill', 'at')
+    >>> overhead_entries()[0], overhead_entries()[-1]
+    ('raw_mask', 'at')
     """
     return (*(r for r in raw_of().values() if r not in BASELINES), "at")
 
@@ -218,6 +220,31 @@ def overhead_entries() -> tuple[str, ...]:
 def all_entries() -> tuple[str, ...]:
     """Everything measured, in this order: the baselines, the recipes, the one-liners, ``at``."""
     return (*BASELINES, *RECORDS, *overhead_entries())
+
+
+#: The form of each write, as a one-liner's ``code`` names them: a raw one-liner
+#: runs the writes of the forms its record gives code for.
+FORM_OF_WRITE: dict[str, str] = {
+    "element": "basic",
+    "row": "basic",
+    "slice": "basic",
+    "value_grad": "basic",
+    "boolean": "boolean",
+    "index": "index",
+    "list": "index",
+}
+
+
+def raw_takes(name: str, write: str, x: Tensor, index: Any, value: Any) -> bool:
+    """Whether recipe ``name``'s raw one-liner writes the benchmark's ``write``: its
+    record gives code for that form, and the recipe itself takes the write.
+
+    >>> raw_takes("select_scatter", "boolean", torch.zeros(2), torch.tensor([True, False]), 0.0)
+    False
+    """
+    record = RECORDS[name]
+    form = FORM_OF_WRITE[write]
+    return form in record.one_liner.code and record.refusal(x, index, value) is None
 
 
 def raw_fn(entry: str) -> Callable[[Tensor, Any, Any], Tensor]:

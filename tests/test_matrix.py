@@ -27,10 +27,11 @@ from inplace_recipes.matrix import (
     COLUMNS,
     CompatibilityMatrix,
     compatibility_matrix,
+    compile_inputs,
     default_rows,
     main,
 )
-from inplace_recipes.recipes import NotApplicable, UnsupportedValueError
+from inplace_recipes.recipes import RECORDS, NotApplicable, UnsupportedValueError
 
 INDEX = (1, slice(None, None, 2))
 SHAPE = (3, 4)
@@ -43,13 +44,13 @@ PROMISED = {("at[].set", c): "works" for c in COLUMNS if c != "cuda"}
 # -- references: plain torch, no autograd through the write ----------------------
 
 
-def written(x: Tensor, v: Tensor) -> Tensor:
+def written(x: Tensor, v: Tensor, index: Any = INDEX) -> Tensor:
     y = x.clone()
-    y[INDEX] = v
+    y[index] = v
     return y
 
 
-def jacobians(x: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+def jacobians(x: Tensor, v: Tensor, index: Any = INDEX) -> tuple[Tensor, Tensor]:
     """d written / d x and d written / d v, [out, in] each, by central differences in float64."""
     x64, v64 = x.detach().cpu().real.double(), v.detach().cpu().real.double()
     out = []
@@ -59,8 +60,8 @@ def jacobians(x: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
             step = torch.zeros(which.numel(), dtype=torch.float64)
             step[j] = 0.5
             step = step.reshape(which.shape)
-            plus = written(x64 + step, v64) if k == 0 else written(x64, v64 + step)
-            minus = written(x64 - step, v64) if k == 0 else written(x64, v64 - step)
+            plus = written(x64 + step, v64, index) if k == 0 else written(x64, v64 + step, index)
+            minus = written(x64 - step, v64, index) if k == 0 else written(x64, v64 - step, index)
             columns.append(((plus - minus) / 1.0).reshape(-1))
         out.append(torch.stack(columns, dim=1))
     return out[0], out[1]
@@ -81,11 +82,11 @@ def pull_back(jac: Tensor, g: Tensor, shape: torch.Size) -> Tensor:
     return (jac.to(wide.dtype).T @ wide).reshape(shape).to(g.dtype)
 
 
-def expected_gradients(x: Tensor, v: Tensor) -> list[Tensor]:
+def expected_gradients(x: Tensor, v: Tensor, index: Any = INDEX) -> list[Tensor]:
     x, v = x.cpu(), v.cpu()
-    out = written(x, v)
+    out = written(x, v, index)
     g, _ = loss_derivatives(out)
-    jx, jv = jacobians(x, v)
+    jx, jv = jacobians(x, v, index)
     return [out, pull_back(jx, g, x.shape), pull_back(jv, g, v.shape)]
 
 
@@ -129,7 +130,7 @@ def status_of(column: str, fn: Any, x: Tensor, v: Tensor) -> str:
     try:
         with warnings.catch_warnings():  # as the matrix does: torch's performance notices
             warnings.simplefilter("ignore")
-            ok = judge(column, f, x, v)
+            ok = judge(column, f, x, v, fn)
     except NotApplicable:
         return "n/a"
     except Exception:  # noqa: BLE001 - an error is a status
@@ -139,7 +140,9 @@ def status_of(column: str, fn: Any, x: Tensor, v: Tensor) -> str:
     return "works" if ok else "wrong"
 
 
-def judge(column: str, f: Callable[[Tensor, Tensor], Tensor], x: Tensor, v: Tensor) -> bool:
+def judge(
+    column: str, f: Callable[[Tensor, Tensor], Tensor], x: Tensor, v: Tensor, fn: Any = None
+) -> bool:
     if column == "int64":
         x_copy = x.clone()
         return agree([f(x_copy, v)], [written(x, v)]) and x_copy.equal(x)
@@ -171,12 +174,17 @@ def judge(column: str, f: Callable[[Tensor, Tensor], Tensor], x: Tensor, v: Tens
         return agree([out, gx, gv], expected_gradients(x, v))
     if column == "functionalize":
         return agree(by_autograd(torch.func.functionalize(f), x, v), expected_gradients(x, v))
-    if column == "compile":
-        torch._dynamo.reset()
+    if column == "compile":  # the inputs compile_inputs names; a refused write is skipped
+        record = next((r for r in RECORDS.values() if r.function is fn), None)
         try:
-            return agree(
-                by_autograd(torch.compile(f, fullgraph=True), x, v), expected_gradients(x, v)
-            )
+            for label, index, value, options in compile_inputs(x, INDEX, v):
+                if label != "index" and record and record.refusal(x, index, value):
+                    continue
+                torch._dynamo.reset()
+                call = torch.compile(lambda a, b, i=index: fn(a, i, b), fullgraph=True, **options)
+                if not agree(by_autograd(call, x, value), expected_gradients(x, value, index)):
+                    return False
+            return True
         finally:
             torch._dynamo.reset()
     if column in ("vmap x", "vmap value"):

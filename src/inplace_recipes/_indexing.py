@@ -346,6 +346,8 @@ class IndexPlan(ReadIndex):
         target = self.result_shape
         if value.ndim == 0:  # fits anything
             return torch.broadcast_to(value, target)
+        if torch.compiler.is_compiling():
+            return _fit_traced(value, target)
         shape = value.shape
         if shape == target:
             return value
@@ -389,6 +391,35 @@ class IndexPlan(ReadIndex):
         if self.kind != "advanced" or torch.compiler.is_compiling():
             return False
         return not _is_batched(self.flat_positions())
+
+
+def _shape_mismatch(value: Tensor, target: torch.Size) -> str:
+    return (
+        f"shape mismatch: value tensor of shape {list(value.shape)} cannot be "
+        f"broadcast to indexing result of shape {list(target)}"
+    )
+
+
+#: What a compiled recipe raises when the value does not fit ``x[mask]`` (Dynamo
+#: takes a constant message only).
+_TRACED_MISMATCH = "shape mismatch: value tensor cannot be broadcast to indexing result"
+
+
+def _fit_traced(value: Tensor, target: torch.Size) -> Tensor:
+    """:meth:`IndexPlan.fit` while ``torch.compile`` traces, where the shape of
+    ``x[mask]`` is known only at run time: no Python comparison that Dynamo must
+    guard on it, but ``torch._check``, which it turns into a check at run time."""
+    shape = value.shape
+    while len(shape) > len(target) and shape[0] == 1:  # setitem drops leading 1s
+        shape = shape[1:]
+    if len(shape) > len(target):
+        raise RuntimeError(_shape_mismatch(value, target))
+    for s, t in zip(reversed(shape), reversed(target), strict=False):
+        if s != 1:  # the value's own size: known, or guarded as torch guards it
+            torch._check(s == t, lambda: _TRACED_MISMATCH)
+    if len(shape) != value.ndim:
+        value = value.reshape(shape)
+    return torch.broadcast_to(value, target)
 
 
 def as_value(value: Any, x: Tensor) -> Tensor:

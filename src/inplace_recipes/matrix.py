@@ -35,7 +35,7 @@ from torch import Tensor
 from ._at import at
 from ._table import text_table
 from .compare import close, compare_gradients, default_loss
-from .recipes import RECIPES, NotApplicable, Recipe, UnsupportedValueError, inplace_setitem
+from .recipes import RECIPES, RECORDS, NotApplicable, Recipe, UnsupportedValueError, inplace_setitem
 
 __all__ = [
     "COLUMNS",
@@ -43,6 +43,7 @@ __all__ = [
     "Cell",
     "CompatibilityMatrix",
     "compatibility_matrix",
+    "compile_inputs",
 ]
 
 Status = Literal["works", "error", "wrong", "n/a"]
@@ -73,7 +74,9 @@ DESCRIPTIONS: dict[str, str] = {
     "func.grad": "torch.func.grad with respect to x and the value",
     "vmap x": "torch.func.vmap over a batch of x (value shared), forward and backward",
     "vmap value": "torch.func.vmap over a batch of values (x shared), forward and backward",
-    "compile": "torch.compile(fullgraph=True), forward and backward",
+    "compile": "torch.compile(fullgraph=True), forward and backward: the table's index with "
+    "the default backend, then, traced with aot_eager, the same with dynamic=True and a "
+    "boolean mask with a tensor value, static and dynamic",
     "functionalize": "torch.func.functionalize, forward and backward",
     "jvp": "torch.func.jvp (forward mode): the result and its tangent",
     "jacfwd": "torch.func.jacfwd (forward mode under vmap): the Jacobian to x and to the value",
@@ -297,6 +300,56 @@ def _forward_mode(column: str, call: Callable[[Tensor, Tensor], Tensor], case: _
     )
 
 
+def compile_inputs(
+    case_x: Tensor, index: Any, value: Tensor
+) -> list[tuple[str, Any, Tensor, dict[str, Any]]]:
+    """What the ``compile`` column compiles: ``(label, index, value, torch.compile options)``.
+
+    The table's own index with the default backend, as users compile; then,
+    traced with ``aot_eager`` (Dynamo and AOTAutograd, where data-dependent
+    shapes fail), the same with ``dynamic=True``, and a boolean mask with a
+    tensor value (its number of written positions known only at run time),
+    static and dynamic. A one-element value stays one element.
+
+    >>> [label for label, *_ in compile_inputs(torch.zeros(3, 4), 1, torch.zeros(4))]
+    ['index', 'index, dynamic', 'mask', 'mask, dynamic']
+    """
+    mask = torch.zeros(case_x.shape, dtype=torch.bool)
+    mask.view(-1)[::3] = True
+    count = int(mask.sum())
+    gen = torch.Generator().manual_seed(7)
+    values = torch.randn(count, generator=gen) if value.numel() != 1 else value.clone()
+    traced = {"backend": "aot_eager"}
+    return [
+        ("index", index, value, {}),
+        ("index, dynamic", index, value, {**traced, "dynamic": True}),
+        ("mask", mask, values, traced),
+        ("mask, dynamic", mask, values, {**traced, "dynamic": True}),
+    ]
+
+
+def _compiled(fn: Recipe, case: _Case, want: Sequence[Tensor]) -> Cell:
+    """Every input of :func:`compile_inputs` compiled with ``fullgraph=True``; the first
+    that fails names the cell. A write the recipe refuses by design is skipped."""
+    record = next((r for r in RECORDS.values() if r.function is fn), None)
+    for label, index, value, options in compile_inputs(case.x, case.index, case.value):
+        if label != "index" and record is not None and record.refusal(case.x, index, value):
+            continue  # refused by design, with its own error (a traced raise is Dynamo's)
+        if label != "index":
+            want = _run_autograd(lambda a, b, i=index: _reference(a, i, b), (case.x, value))
+        torch._dynamo.reset()
+        compiled = torch.compile(lambda a, b, i=index: fn(a, i, b), fullgraph=True, **options)
+        try:
+            cell = _agree(_run_autograd(compiled, (case.x, value)), want)
+        except Exception as exc:
+            if label == "index":
+                raise
+            return Cell("error", f"{label}: {_first_line(exc)}")
+        if cell.status != "works":
+            return Cell(cell.status, f"{label}: {cell.detail}")
+    return Cell("works")
+
+
 def _check(column: str, fn: Recipe, case: _Case) -> Cell:
     x, index, v = case.x, case.index, case.value
     if column == "autograd":
@@ -326,9 +379,7 @@ def _check(column: str, fn: Recipe, case: _Case) -> Cell:
     if column == "functionalize":
         return _agree(_run_autograd(torch.func.functionalize(call), (x, v)), want)
     if column == "compile":
-        torch._dynamo.reset()
-        compiled = torch.compile(call, fullgraph=True)
-        return _agree(_run_autograd(compiled, (x, v)), want)
+        return _compiled(fn, case, want)
     if column in ("jvp", "jacfwd", "hessian"):
         return _forward_mode(column, call, case)
     n = case.batch

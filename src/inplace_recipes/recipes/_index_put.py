@@ -75,7 +75,7 @@ def index_put_indices(plan: IndexPlan) -> tuple[Tensor | None, ...]:
     >>> index_put_indices(IndexPlan.of(torch.zeros(3, 4), (slice(None), slice(1, None, 2))))
     (None, tensor([1, 3]))
     """
-    if plan.kind != "basic" or not plan.shape:
+    if plan.kind != "basic" or len(plan.shape) == 0:  # (``not Size``: Dynamo cannot trace it)
         tensors = plan.index_tensors()
         return tensors if tensors is not None else (plan.flat_positions(flatten=True),)
     steps, device = plan.steps, plan.device
@@ -120,7 +120,7 @@ def writes_flat(plan: IndexPlan) -> bool:
     False
     """
     if plan.kind == "basic":
-        return not plan.shape
+        return len(plan.shape) == 0
     return plan.kind == "boolean" or plan.index_tensors() is None
 
 

@@ -64,7 +64,7 @@ def _along_one_dim(plan: IndexPlan) -> tuple[int, Tensor] | None:
     shape, device = plan.shape, plan.device
     if plan.kind == "basic":
         steps = plan.steps
-        if len(steps) != 1 or not shape:
+        if len(steps) != 1 or len(shape) == 0:
             return None
         dim, where = steps[0]
         if type(where) is slice:

@@ -416,7 +416,7 @@ def _fit_traced(value: Tensor, target: torch.Size) -> Tensor:
         raise RuntimeError(_shape_mismatch(value, target))
     for s, t in zip(reversed(shape), reversed(target), strict=False):
         if s != 1:  # the value's own size: known, or guarded as torch guards it
-            torch._check(s == t, lambda: _TRACED_MISMATCH)
+            torch._check(s == t, lambda: _TRACED_MISMATCH)  # type: ignore[no-untyped-call]
     if len(shape) != value.ndim:
         value = value.reshape(shape)
     return torch.broadcast_to(value, target)

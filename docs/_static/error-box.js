@@ -1,51 +1,58 @@
-// The error box: paste an autograd error (or a whole traceback) and open its section
-// of the error reference. The patterns come from explain()'s own table
-// (error-patterns.js, generated at build time); the box's words come from the page,
-// so that each edition shows them in its language, and the answer is the matched
-// section's own first paragraph and fix, as the reader's edition words them.
-(function () {
+// The error box: paste an autograd error (or a whole traceback) and get its answer.
+// The table comes from explain()'s own (error-patterns.js, generated at build time by
+// docs/error_patterns.py, each text as this edition words it); answerOf() reads the
+// message and assembles the answer's lines exactly as Explanation.lines() does in
+// Python, so that the box and explain() say the same words (tests/test_explain_box.py
+// runs answerOf() in node on every message of the data set and compares).
+(function (root) {
   "use strict";
 
-  // The slug of the first pattern that the message matches, as explain() does.
-  function slugOf(message) {
-    for (const row of window.inplaceErrorPatterns || []) {
-      if (new RegExp(row.pattern).test(message)) return row.slug;
+  // {name} in a template, replaced by values[name] (no other syntax), as fill() in Python.
+  function fill(template, values) {
+    return template.replace(/\{(\w+)\}/g, (whole, name) =>
+      Object.prototype.hasOwnProperty.call(values, name) ? values[name] : whole);
+  }
+
+  // The message in the form the table matches, as _error_reading.read() gives it.
+  function readMessage(table, message) {
+    for (const rewrite of table.reading) {
+      message = message.replace(new RegExp(rewrite.pattern, rewrite.flags), rewrite.replacement);
+    }
+    return message.trim();
+  }
+
+  function filled(details, text) {
+    const out = [];
+    for (const detail of details) {
+      const found = new RegExp(detail.pattern).exec(text);
+      if (found) out.push(fill(detail.template, found.groups || {}));
+    }
+    return out;
+  }
+
+  // {slug, lines} for the message, or null when no section covers it.
+  function answerOf(table, message) {
+    const text = readMessage(table, message);
+    for (const kind of table.kinds) {
+      if (!kind.wordings.some((pattern) => new RegExp(pattern).test(text))) continue;
+      let causes = kind.causes.filter((c) => !c.when || new RegExp(c.when).test(text));
+      if (!causes.length) causes = kind.causes;
+      const details = filled(kind.details, text).concat(filled(table.notes, text)).join(" ");
+      const lines = [fill(table.lines.title, { title: kind.title }), kind.why];
+      if (details) lines.push(details);
+      if (causes.length === 1) {
+        const values = { says: causes[0].says, fix: causes[0].fix };
+        lines.push(fill(table.lines.cause, values), fill(table.lines.fix, values));
+      } else {
+        lines.push(table.causesHeading);
+        causes.forEach((c, n) => {
+          lines.push(fill(table.lines.numbered, { n: String(n + 1), says: c.says, fix: c.fix }));
+        });
+        lines.push(table.auditHint);
+      }
+      return { slug: kind.slug, lines: lines };
     }
     return null;
-  }
-
-  // The section of the error reference with this slug, on this page.
-  function sectionOf(slug) {
-    const target = document.getElementById("error-" + slug);
-    if (!target) return null;
-    return target.tagName === "SECTION" ? target : target.closest("section");
-  }
-
-  // The section's first paragraph and its fix (the paragraph that opens with <strong>).
-  function summaryOf(section, href) {
-    const parts = [];
-    const heading = section.querySelector("h1, h2, h3");
-    const title = document.createElement("p");
-    const link = document.createElement("a");
-    link.href = href;
-    link.className = "error-box-section";
-    link.textContent = heading ? heading.textContent.replace(/[#¶]\s*$/, "").trim() : href;
-    title.appendChild(link);
-    parts.push(title);
-    const paragraphs = Array.from(section.children).filter((e) => e.tagName === "P");
-    if (paragraphs.length) parts.push(ended(paragraphs[0].cloneNode(true)));
-    const fix = paragraphs.find((p) => p.firstChild && p.firstChild.nodeName === "STRONG");
-    if (fix && fix !== paragraphs[0]) parts.push(ended(fix.cloneNode(true)));
-    return parts;
-  }
-
-  // A paragraph that led into an example ends with a colon on the page; here it ends.
-  function ended(paragraph) {
-    const last = paragraph.lastChild;
-    if (last && last.nodeType === Node.TEXT_NODE) {
-      last.textContent = last.textContent.replace(/:\s*$/, ".").replace(/：\s*$/, "。");
-    }
-    return paragraph;
   }
 
   function setUp(box) {
@@ -61,7 +68,7 @@
     const button = document.createElement("button");
     const answer = document.createElement("div");
     input.id = "error-box-input-" + document.querySelectorAll(".error-box form").length;
-    input.rows = sectionOf("leaf") ? 4 : 2; // a short form where no section is on the page
+    input.rows = document.getElementById("error-leaf") ? 4 : 2; // short beside no section
     input.spellcheck = false;
     label.htmlFor = input.id;
     label.textContent = text("label");
@@ -75,22 +82,35 @@
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       answer.replaceChildren();
-      const slug = slugOf(input.value);
-      const section = slug && sectionOf(slug);
-      const href = page + "#error-" + slug;
-      if (slug && section) {
-        answer.dataset.slug = slug;
-        answer.append(...summaryOf(section, href));
-      } else if (slug) {
-        window.location.href = href; // the landing page: open the section on its page
-      } else {
+      const found = answerOf(root.inplaceErrorPatterns, input.value);
+      if (!found) {
         answer.dataset.slug = "";
         answer.appendChild(none.cloneNode(true));
+        return;
       }
+      answer.dataset.slug = found.slug;
+      found.lines.forEach((line, n) => {
+        const paragraph = document.createElement("p");
+        if (n === 0) {
+          const link = document.createElement("a");
+          link.href = page + "#error-" + found.slug;
+          link.className = "error-box-section";
+          link.textContent = line;
+          paragraph.appendChild(link);
+        } else {
+          paragraph.textContent = line;
+        }
+        answer.appendChild(paragraph);
+      });
     });
   }
 
-  document.addEventListener("DOMContentLoaded", () => {
-    document.querySelectorAll(".error-box").forEach(setUp);
-  });
-})();
+  if (typeof module !== "undefined" && module.exports) {
+    module.exports = { answerOf: answerOf, readMessage: readMessage, fill: fill };
+  }
+  if (typeof document !== "undefined") {
+    document.addEventListener("DOMContentLoaded", () => {
+      document.querySelectorAll(".error-box").forEach(setUp);
+    });
+  }
+})(typeof window !== "undefined" ? window : globalThis);

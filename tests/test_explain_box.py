@@ -1,0 +1,116 @@
+"""The error box and explain() give the same words, from one table, in both editions.
+
+The box's own code (``docs/_static/error-box.js``) runs in node on the table
+that ``docs/error_patterns.py`` exports, for every message of the real-message
+data set, every wording's literal message and every message on docs/errors.md;
+its answer's lines must be ``explain(message).lines()``. The Chinese edition's
+table carries the catalogue's translation of every text.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from test_explain import messages, sections
+
+from inplace_recipes import explain
+from inplace_recipes._error_kinds import ERRORS
+
+ROOT = Path(__file__).resolve().parents[1]
+BOX = ROOT / "docs" / "_static" / "error-box.js"
+DATA = Path(__file__).parent / "data" / "real_errors.json"
+NODE = shutil.which("node")
+
+_HARNESS = """
+const box = require(process.argv[2]);
+const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
+const out = input.messages.map((m) => box.answerOf(input.table, m));
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def _all_messages() -> list[str]:
+    found = [w.example for kind in ERRORS for w in kind.wordings]
+    for section in sections().values():
+        found += [m.removesuffix(" ...") for m in messages(section)]
+    if DATA.exists():
+        found += [item["paste"] for item in json.loads(DATA.read_text())["items"]]
+    found += ["CUDA out of memory", "", "[rank0]: leaf variable has been moved\n[rank0]: into"]
+    return found
+
+
+def box_answers(table: dict, texts: list[str], tmp_path: Path) -> list[dict | None]:
+    """``answerOf(table, text)`` of error-box.js, in node, for each text."""
+    if NODE is None:
+        pytest.fail("node is missing: apt-get install -y nodejs")
+    harness = tmp_path / "harness.js"
+    harness.write_text(_HARNESS)
+    run = subprocess.run(
+        [NODE, str(harness), str(BOX)],
+        input=json.dumps({"table": table, "messages": texts}),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    answers: list[dict | None] = json.loads(run.stdout)
+    return answers
+
+
+def test_the_box_says_what_explain_says(error_patterns: ModuleType, tmp_path: Path) -> None:
+    texts = _all_messages()
+    assert len(texts) > 60
+    for text, got in zip(texts, box_answers(error_patterns.table(), texts, tmp_path), strict=True):
+        explained = explain(text)
+        if explained.kind is None:
+            assert got is None, text
+        else:
+            assert got is not None, text
+            assert (got["slug"], got["lines"]) == (explained.slug, explained.lines()), text
+
+
+def test_the_chinese_box_shows_the_catalogues_words(
+    error_patterns: ModuleType, tmp_path: Path
+) -> None:
+    translate = error_patterns.catalogue_translation()
+    english = error_patterns.table()
+    chinese = error_patterns.table(translate)
+    untranslated = [
+        text
+        for slug in [kind.slug for kind in ERRORS]
+        for text in error_patterns.section_texts(slug)
+        if translate(text) == text and not _is_code(text)
+    ]
+    untranslated += [t for t in error_patterns.shared_texts() if translate(t) == t]
+    assert untranslated == []
+    texts = [kind.wordings[0].example for kind in ERRORS]
+    for en, zh in zip(
+        box_answers(english, texts, tmp_path), box_answers(chinese, texts, tmp_path), strict=True
+    ):
+        assert en is not None and zh is not None
+        assert en["slug"] == zh["slug"]
+        assert len(en["lines"]) == len(zh["lines"])
+        assert en["lines"][0] != zh["lines"][0]  # the title, in Chinese
+
+
+def _is_code(text: str) -> bool:
+    """A fix: a line of code (and its comment), which the catalogue leaves as it is."""
+    return any(text == cause.fix for kind in ERRORS for cause in kind.causes)
+
+
+def test_every_placeholder_survives_translation(error_patterns: ModuleType) -> None:
+    translate = error_patterns.catalogue_translation()
+    import re
+
+    for slug in [kind.slug for kind in ERRORS]:
+        for text in error_patterns.section_texts(slug):
+            names = sorted(re.findall(r"\{\w+\}", text))
+            assert sorted(re.findall(r"\{\w+\}", translate(text))) == names, text
+    for text in error_patterns.shared_texts():
+        names = sorted(re.findall(r"\{\w+\}", text))
+        assert sorted(re.findall(r"\{\w+\}", translate(text))) == names, text

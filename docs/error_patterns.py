@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from inplace_recipes import error_reference
-from inplace_recipes._error_kinds import ERRORS, NOTES
+from inplace_recipes._error_kinds import ERRORS, LIBRARY_WRITE, NOTES
 from inplace_recipes._error_reading import READING
 
 #: The generated script, under the build's ``_static``.
@@ -42,6 +42,10 @@ CATALOGUE = Path(__file__).parent / "locale" / "zh_CN" / "LC_MESSAGES" / "errors
 PYTHON_ONLY = re.compile(r"\(\?P[=>]|\(\?#|\\[AZ]|\(\?[aiLmsux]|\(\?>|[*+?}]\+")
 
 Translate = Callable[[str], str]
+#: The words that open each section's answer on the page.
+ANSWER_LABEL = "What explain() and the error box answer for this section's messages:"
+#: The words that open the shared words on the page.
+SHARED_LABEL = "Every answer is made of these lines, and ends with the last one:"
 
 
 def _js(pattern: str, where: str) -> str:
@@ -58,6 +62,7 @@ def shared_texts() -> list[str]:
         error_reference.CAUSES_HEADING,
         error_reference.AUDIT_HINT,
         *(note.template for note in NOTES),
+        LIBRARY_WRITE.says,
     ]
 
 
@@ -110,6 +115,11 @@ def table(translate: Translate = str) -> dict[str, Any]:
         "notes": [
             {"pattern": _js(n.pattern, "notes"), "template": translate(n.template)} for n in NOTES
         ],
+        "library": {
+            "when": _js(LIBRARY_WRITE.when, LIBRARY_WRITE.key),
+            "says": translate(LIBRARY_WRITE.says),
+            "fix": translate(LIBRARY_WRITE.fix),
+        },
         "lines": {name: translate(text) for name, text in error_reference.LINES.items()},
         "causesHeading": translate(error_reference.CAUSES_HEADING),
         "auditHint": translate(error_reference.AUDIT_HINT),
@@ -184,11 +194,13 @@ def _answer_directive() -> type:
             box = nodes.container(classes=["error-answer"])
             if not self.arguments:
                 box["classes"].append("error-answer-shared")
+                box += placed(nodes.paragraph(SHARED_LABEL, SHARED_LABEL))
                 for text in shared_texts():
                     box += placed(nodes.paragraph(text, text))
                 return [box]
             kind = error_reference.error_kind(self.arguments[0])
             box["ids"] = [f"answer-{kind.slug}"]
+            box += placed(nodes.paragraph(ANSWER_LABEL, ANSWER_LABEL))
             box += placed(nodes.paragraph(kind.why, kind.why, classes=["error-answer-why"]))
             for detail in kind.details:
                 text = detail.template

@@ -39,7 +39,7 @@ def _all_messages() -> list[str]:
     for section in sections().values():
         found += [m.removesuffix(" ...") for m in messages(section)]
     if DATA.exists():
-        found += [item["paste"] for item in json.loads(DATA.read_text())["items"]]
+        found += [item["message"] for item in json.loads(DATA.read_text())["items"]]
     found += ["CUDA out of memory", "", "[rank0]: leaf variable has been moved\n[rank0]: into"]
     return found
 

@@ -37,6 +37,7 @@
       if (!kind.wordings.some((pattern) => new RegExp(pattern).test(text))) continue;
       let causes = kind.causes.filter((c) => !c.when || new RegExp(c.when).test(text));
       if (!causes.length) causes = kind.causes;
+      if (new RegExp(table.library.when).test(text)) causes = [table.library].concat(causes);
       const details = filled(kind.details, text).concat(filled(table.notes, text)).join(" ");
       const lines = [fill(table.lines.title, { title: kind.title }), kind.why];
       if (details) lines.push(details);
@@ -48,8 +49,8 @@
         causes.forEach((c, n) => {
           lines.push(fill(table.lines.numbered, { n: String(n + 1), says: c.says, fix: c.fix }));
         });
-        lines.push(table.auditHint);
       }
+      lines.push(table.auditHint);
       return { slug: kind.slug, lines: lines };
     }
     return null;

@@ -98,13 +98,13 @@ class ErrorKind:
 _VIEW_NODES = r"(?:AsStrided?|T|Transpose|Permute|View|Expand|Select|Slice|Unsqueeze|Squeeze)"
 #: A saved leaf of a floating type, or a saved two-dimensional view: a weight, or its transpose.
 _SAVED_WEIGHT = (
-    r"(?:Float|Half|Double|BFloat16)Tensor \[[\w, ]{0,200}\]\] is at version|"
+    r"(?:Float|Half|Double|BFloat16)Tensor \[[\w, ]{0,200}\]\],? is at version|"
     rf"\[\w{{1,20}}, \w{{1,20}}\]\], which is output \d{{1,6}} of {_VIEW_NODES},"
 )
 #: A saved one-dimensional leaf on a GPU: what the threads under DistributedDataParallel show.
-_SAVED_BUFFER = r"cuda\.FloatTensor \[\d{1,10}\]\] is at version"
+_SAVED_BUFFER = r"cuda\.FloatTensor \[\d{1,10}\]\],? is at version"
 _SAVED_VIEW = rf"which is output \d{{1,6}} of {_VIEW_NODES},"
-_SAVED_INDEX = r"(?:Long|Int|Short|Byte|Bool)Tensor \[[\w, ]{0,200}\]\] is at version"
+_SAVED_INDEX = r"(?:Long|Int|Short|Byte|Bool)Tensor \[[\w, ]{0,200}\]\],? is at version"
 _SAVED_OP_OUTPUT = rf"which is output \d{{1,6}} of (?!{_VIEW_NODES},)\w"
 _MULTI_OUTPUT_NODES = r"(?:Unbind|Split|SplitWithSizes|Chunk|UnsafeSplit|UnsafeChunk)"
 _NO_GRAD_TAIL = (
@@ -322,7 +322,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "at version {now}.",
             ),
             Detail(
-                r"modified by an inplace operation: \[(?P<tensor>[^\]]{0,200}\])\] is at version "
+                r"modified by an inplace operation: \[(?P<tensor>[^\]]{0,200}\])\],? is at version "
                 r"(?P<now>\d{1,20}); expected version (?P<then>\d{1,20})",
                 "The tensor ({tensor}) has no grad_fn: a leaf; it was saved at version {then} "
                 "and is now at version {now}.",

@@ -280,7 +280,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "one backward: the threads that report this message with a one-dimensional "
                 "tensor (a BatchNorm buffer) fixed it with broadcast_buffers=False.",
                 "model = DistributedDataParallel(model, broadcast_buffers=False)  # no buffer "
-                "broadcast at each forward",
+                "broadcast at each forward (torch 2.13 deprecates it for forward_sync_buffers)",
                 "broadcast-buffers-false",
                 when=_SAVED_BUFFER,
             ),
@@ -836,7 +836,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "aten::copy_ found DDP's buffer broadcast at each forward, and fixed it with "
                 "broadcast_buffers=False.",
                 "model = DistributedDataParallel(model, broadcast_buffers=False)  # no buffer "
-                "broadcast at each forward",
+                "broadcast at each forward (torch 2.13 deprecates it for forward_sync_buffers)",
                 "broadcast-buffers-false",
                 when=r"\(aten::copy_\)",
             ),

@@ -1087,6 +1087,35 @@ def captured_fixed(x0):
     return torch.func.grad_and_value(total)(x0)[1]
 
 
+class DoubleAndCopy(torch.autograd.Function):
+    """The mark-dirty section's Function: it doubles its input in place, returns it and a copy."""
+
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(2)
+        ctx.mark_dirty(x)
+        return x, x * 1
+
+    @staticmethod
+    def backward(ctx, grad, grad_copy):
+        return 2 * grad + 2 * grad_copy
+
+
+def dirty_view_broken(a):
+    y, copy = DoubleAndCopy.apply((a * 1)[:2])
+    return (y * copy).sum()
+
+
+def dirty_view_meaning(a):
+    return (4 * a[:2] * a[:2]).sum()
+
+
+def dirty_view_fixed(a):
+    x = (a * 1)[:2]
+    y, copy = DoubleAndCopy.apply(x.clone())
+    return (y * copy).sum()
+
+
 _INPUT = torch.randn(4, 3, generator=torch.Generator().manual_seed(2), dtype=F64)
 
 
@@ -1589,6 +1618,17 @@ REPROS: list[Repro] = [
             Applied("explain()", "inplace=False", elu_fixed),
             Applied("errors.md", "inplace=False", elu_fixed),
         ),
+    ),
+    Repro(
+        "mark-dirty",
+        "errors.md (a view, and more than one output)",
+        ((4,),),
+        dirty_view_broken,
+        (
+            Applied("explain()", "F.apply(x.clone())", dirty_view_fixed, {"F": "DoubleAndCopy"}),
+            Applied("errors.md", "DoubleAndCopy.apply(part.clone())", dirty_view_fixed, {"part": "x"}),
+        ),
+        meaning=dirty_view_meaning,
     ),
     Repro(
         "resize",

@@ -29,6 +29,7 @@ import datetime
 import json
 import platform
 import re
+import struct
 import subprocess
 import sys
 import time
@@ -55,15 +56,36 @@ TOPIC = re.compile(
 _NOT_A_MESSAGE = re.compile(
     r"->|^\s*(?:aten|prim|quantized|_?c10d?|mkldnn)::\w+\(|"  # operator schemas
     r"^[A-Za-z_.]+$|"  # a bare name
-    r"\bdef |\breturn |^\s*#",  # source text embedded as strings (codegen templates)
+    r"^\s*(?:def|return|if|for) |^\s*#",  # source text embedded as strings (codegen templates)
 )
+
+
+def _read_only_data(data: bytes) -> bytes:
+    """The ``.rodata`` sections of an ELF64 shared library, where its string literals are.
+
+    Reading the whole file finds more, and worse: short literals that the
+    compiler builds from immediate values in ``.text`` (torch 2.14.1's CUDA
+    wheel shows ``at::RecordFuncti`` glued to a message) and merged tails.
+    """
+    if data[:5] != b"\x7fELF\x02":
+        return data
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    names_at = headers[shstrndx][4]
+    found = []
+    for name, _type, _flags, _addr, offset, size in headers:
+        title = data[names_at + name : data.index(b"\x00", names_at + name)]
+        if title.startswith(b".rodata"):
+            found.append(b"\x00" + data[offset : offset + size])
+    return b"".join(found)
 
 
 def _shared_library_strings(lib: Path) -> Iterator[tuple[str, str]]:
     for so in sorted(lib.glob("*.so*")):
         if so.name.startswith(("libcuda", "libnv", "libcu")):
             continue  # CUDA's own libraries, shipped beside torch in some wheels
-        data = so.read_bytes()
+        data = _read_only_data(so.read_bytes())
         seen: set[str] = set()
         for found in _LITERAL.finditer(data):
             text = found.group().decode("ascii")
@@ -148,9 +170,16 @@ def inventory(torch_dir: Path) -> list[dict[str, str]]:
 
 
 def _torch_dir() -> tuple[Path, str, str]:
-    import torch  # the torch of the interpreter that runs this script
+    """The interpreter's torch, found without importing it (a wheel installed --no-deps reads)."""
+    import importlib.metadata
+    import importlib.util
 
-    return Path(torch.__file__).parent, torch.__version__, torch.version.git_version
+    spec = importlib.util.find_spec("torch")
+    if spec is None or spec.origin is None:
+        raise SystemExit("no torch installed for this interpreter")
+    folder = Path(spec.origin).parent
+    found = re.search(r"git_version\s*=\s*['\"](\w+)['\"]", (folder / "version.py").read_text())
+    return folder, importlib.metadata.version("torch"), found[1] if found else "unknown"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
         "provenance": {
             "torch": version,
             "torch_git": git,
-            "read": "the printable strings of torch/lib/*.so and the string constants of "
+            "read": "the NUL-ended string literals of the .rodata sections of torch/lib/*.so "
+            "and the string constants of "
             "raise statements and error calls in torch/**/*.py",
             "python": platform.python_version(),
             "platform": platform.platform(),

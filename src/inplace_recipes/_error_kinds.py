@@ -541,7 +541,8 @@ ERRORS: tuple[ErrorKind, ...] = (
         "mark-dirty",
         "A custom Function marked an input dirty but did not return it",
         "ctx.mark_dirty(x) tells autograd that forward modified x in place; autograd then "
-        "needs x itself among the outputs to give it its new history.",
+        "needs x itself among the outputs to give it its new history, and, when x is a view, "
+        "that x be the only output.",
         (
             Wording(
                 "1.0 to 2.13",
@@ -551,6 +552,18 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "output. The inputs that are modified inplace must all be outputs of the "
                 "Function.",
             ),
+            Wording(
+                "1.5 to 2.13: a view, marked dirty, and more than one output",
+                r"If your Function modifies inplace an input that is a view of another Tensor, "
+                r"your Function cannot return more than one Tensor",
+                "If your Function modifies inplace an input that is a view of another Tensor, "
+                "your Function cannot return more than one Tensor. This is not supported by the "
+                "current autograd engine. You should either make sure the input is not a view "
+                "(using .clone() for example) or make your Function only return one Tensor "
+                "(potentially splitting it into two Functions: one doing the inplace that returns "
+                "a single Tensor and a second one that does the other operations). You can ask "
+                "on the forum https://discuss.pytorch.org/ if you need help to do this change.",
+            ),
         ),
         (
             Cause(
@@ -558,6 +571,15 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "The Function's forward returns something else than the tensor it marked dirty.",
                 "return x  # forward returns the tensor it modified and marked dirty",
                 "out-of-place-rewrite",
+                when="were not returned as output",
+            ),
+            Cause(
+                "dirty-view-many-outputs",
+                "The Function marks dirty an input that is a view, and returns more than one "
+                "tensor.",
+                "F.apply(x.clone())  # give it a copy of the view, which is no view",
+                "clone-before-write",
+                when="cannot return more than one Tensor",
             ),
         ),
     ),

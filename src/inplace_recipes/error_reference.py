@@ -96,7 +96,7 @@ class Explanation:
 
     @property
     def fix_class(self) -> str | None:
-        """The kind of the first fix (``"no_grad"``, ``"out-of-place"``, ...), or ``None``."""
+        """The kind of the first fix (``"torch-no-grad"``, ``"out-of-place-rewrite"``, ...), or ``None``."""
         return self.causes[0].fix_class if self.causes else None
 
     def lines(self) -> list[str]:

@@ -37,7 +37,8 @@ class Wording:
     releases: str
     pattern: str
     example: str
-    #: Where the literal comes from: ``"live"`` (a repro on errors.md) or a public thread.
+    #: Where the literal comes from: ``"live"`` (a repro on errors.md prints it), ``"cut"``
+    #: (a live message as users paste it, cut after its first words) or a public thread.
     seen: str = "live"
 
 
@@ -382,6 +383,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 rf"Output \d{{1,6}} of {_MULTI_OUTPUT_NODES} is a view and is being modified "
                 r"inplace",
                 "Output 0 of SplitBackward0 is a view and is being modified inplace.",
+                "cut",
             ),
         ),
         (
@@ -414,6 +416,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 r"view of its base has been modified inplace",
                 "Output 0 of UnbindBackward0 is a view and its base or another view of its base "
                 "has been modified inplace.",
+                "cut",
             ),
         ),
         (
@@ -455,7 +458,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "1.9 to 2.13, its first words alone",
                 r"A view was created in no_grad mode(?![\s\S]{0,400}inside a custom Function)",
                 "A view was created in no_grad mode...",
-                "https://github.com/pytorch/torchdynamo/issues/1189",
+                "cut",
             ),
         ),
         (

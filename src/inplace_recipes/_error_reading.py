@@ -42,9 +42,9 @@ class Rewrite:
 #: The rewrites, applied in this order.
 READING: tuple[Rewrite, ...] = (
     Rewrite(
-        "Windows line ends and tabs",
-        r"\r\n?|\t",
-        " ",
+        "Windows and old Mac line ends: one line end",
+        r"\r\n?",
+        "\n",
     ),
     Rewrite(
         # torchrun prefixes each line of every rank's output; pytest marks its

@@ -1513,9 +1513,7 @@ REPROS: list[Repro] = [
         ((3,),),
         leaf_broken,
         (
-            Applied(
-                "explain()", "with torch.no_grad(): x.add_(1)", leaf_edited, edited=True
-            ),
+            Applied("explain()", "with torch.no_grad(): x.add_(1)", leaf_edited, edited=True),
             Applied("errors.md", "torch.no_grad()", leaf_edited, edited=True),
         ),
         meaning=leaf_loss,
@@ -1532,7 +1530,9 @@ REPROS: list[Repro] = [
                 view_of_leaf_edited,
                 edited=True,
             ),
-            Applied("errors.md", "set part of a\nparameter on purpose", view_of_leaf_edited, edited=True),
+            Applied(
+                "errors.md", "set part of a\nparameter on purpose", view_of_leaf_edited, edited=True
+            ),
         ),
         meaning=leaf_loss,
     ),
@@ -1626,7 +1626,9 @@ REPROS: list[Repro] = [
         dirty_view_broken,
         (
             Applied("explain()", "F.apply(x.clone())", dirty_view_fixed, {"F": "DoubleAndCopy"}),
-            Applied("errors.md", "DoubleAndCopy.apply(part.clone())", dirty_view_fixed, {"part": "x"}),
+            Applied(
+                "errors.md", "DoubleAndCopy.apply(part.clone())", dirty_view_fixed, {"part": "x"}
+            ),
         ),
         meaning=dirty_view_meaning,
     ),
@@ -1756,7 +1758,9 @@ def test_every_fix_explain_prints_is_applied_to_a_repro() -> None:
             if cause.key in NOT_APPLIED_HERE:
                 continue
             code = cause.fix.split("  #")[0]
-            assert (kind.slug, code) in applied, f"{kind.slug}/{cause.key}: no repro applies {code!r}"
+            assert (kind.slug, code) in applied, (
+                f"{kind.slug}/{cause.key}: no repro applies {code!r}"
+            )
     for code in ("loss.backward(); optimizer.step()", "h = h * 2"):  # the advice by op
         assert ("saved-tensor-modified", code) in applied
 

@@ -41,7 +41,9 @@ def test_named_groups_are_exported_as_javascript_writes_them(error_patterns: Mod
 def test_python_only_syntax_is_refused_not_exported(
     error_patterns: ModuleType, monkeypatch: pytest.MonkeyPatch, pattern: str
 ) -> None:
-    kind = ErrorKind("leaf", "t", "why", (Wording("2.13", pattern, "x"),), (Cause("c", "s", "f", "o"),))
+    kind = ErrorKind(
+        "leaf", "t", "why", (Wording("2.13", pattern, "x"),), (Cause("c", "s", "f", "o"),)
+    )
     monkeypatch.setattr(error_patterns, "ERRORS", (kind,))
     with pytest.raises(ValueError, match="Python-only syntax"):
         error_patterns.table()

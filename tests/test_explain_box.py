@@ -16,10 +16,10 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from test_explain import messages, sections
 
 from inplace_recipes import explain
 from inplace_recipes._error_kinds import ERRORS
+from test_explain import messages, sections
 
 ROOT = Path(__file__).resolve().parents[1]
 BOX = ROOT / "docs" / "_static" / "error-box.js"
@@ -92,7 +92,8 @@ def test_the_chinese_box_shows_the_catalogues_words(
     for en, zh in zip(
         box_answers(english, texts, tmp_path), box_answers(chinese, texts, tmp_path), strict=True
     ):
-        assert en is not None and zh is not None
+        assert en is not None
+        assert zh is not None
         assert en["slug"] == zh["slug"]
         assert len(en["lines"]) == len(zh["lines"])
         assert en["lines"][0] != zh["lines"][0]  # the title, in Chinese

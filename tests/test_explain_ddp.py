@@ -49,7 +49,9 @@ def _rank(rank: int, folder: str) -> None:
 
 def test_broadcast_buffers_false_runs_and_gives_the_models_gradients() -> None:
     fix = "model = DistributedDataParallel(model, broadcast_buffers=False)"
-    causes = [c for kind in ERRORS for c in kind.causes if c.key in ("ddp-buffers", "ddp-broadcast")]
+    causes = [
+        c for kind in ERRORS for c in kind.causes if c.key in ("ddp-buffers", "ddp-broadcast")
+    ]
     assert len(causes) == 2
     assert all(c.fix.startswith(fix) for c in causes)
     folder = tempfile.mkdtemp()
@@ -70,14 +72,18 @@ def test_broadcast_buffers_false_runs_and_gives_the_models_gradients() -> None:
     ("message", "key"),
     [
         (
-            "one of the variables needed for gradient computation has been modified by an "
-            "inplace operation: [torch.cuda.FloatTensor [768]] is at version 3; expected "
-            "version 2 instead.",
+            (
+                "one of the variables needed for gradient computation has been modified by an "
+                "inplace operation: [torch.cuda.FloatTensor [768]] is at version 3; expected "
+                "version 2 instead."
+            ),
             "ddp-buffers",
         ),
         (
-            "During a grad (vjp, jvp, grad, etc) transform, the function provided attempted to "
-            "call in-place operation (aten::copy_) that would mutate a captured Tensor.",
+            (
+                "During a grad (vjp, jvp, grad, etc) transform, the function provided attempted to "
+                "call in-place operation (aten::copy_) that would mutate a captured Tensor."
+            ),
             "ddp-broadcast",
         ),
     ],

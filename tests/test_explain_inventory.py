@@ -32,7 +32,8 @@ def inventory() -> ModuleType:
 
 def _script() -> ModuleType:
     spec = importlib.util.spec_from_file_location("run_error_inventory", SCRIPT)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

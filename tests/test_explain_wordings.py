@@ -83,27 +83,37 @@ def test_a_backward_hook_function_of_any_release_is_the_hooks_section() -> None:
     "paste",
     [
         # wrapped where a terminal or an issue form wrapped it
-        "one of the variables needed for gradient computation has been modified\nby an inplace "
-        "operation: [torch.FloatTensor [3]], which is output 0 of\nSigmoidBackward0, is at "
-        "version 1; expected version 0 instead.",
+        (
+            "one of the variables needed for gradient computation has been modified\nby an inplace "
+            "operation: [torch.FloatTensor [3]], which is output 0 of\nSigmoidBackward0, is at "
+            "version 1; expected version 0 instead."
+        ),
         # torchrun's prefix on every line
-        "[rank0]: Traceback (most recent call last):\n[rank0]:   File \"t.py\", line 3, in <module>"
-        "\n[rank0]: RuntimeError: one of the variables needed for gradient computation has been\n"
-        "[rank0]: modified by an inplace operation: [torch.FloatTensor [3]], which is output 0 of"
-        "\n[rank0]: SigmoidBackward0, is at version 1; expected version 0 instead.",
+        (
+            '[rank0]: Traceback (most recent call last):\n[rank0]:   File "t.py", line 3, in <module>'
+            "\n[rank0]: RuntimeError: one of the variables needed for gradient computation has been\n"
+            "[rank0]: modified by an inplace operation: [torch.FloatTensor [3]], which is output 0 of"
+            "\n[rank0]: SigmoidBackward0, is at version 1; expected version 0 instead."
+        ),
         # a logger's time stamp and level
-        "2024-05-01 12:00:00,123 ERROR trainer.py:88 - one of the variables needed for gradient "
-        "computation has been modified\n2024-05-01 12:00:00,124 ERROR trainer.py:88 - by an "
-        "inplace operation: [torch.FloatTensor [3]], which is output 0 of SigmoidBackward0, is "
-        "at version 1; expected version 0 instead.",
+        (
+            "2024-05-01 12:00:00,123 ERROR trainer.py:88 - one of the variables needed for gradient "
+            "computation has been modified\n2024-05-01 12:00:00,124 ERROR trainer.py:88 - by an "
+            "inplace operation: [torch.FloatTensor [3]], which is output 0 of SigmoidBackward0, is "
+            "at version 1; expected version 0 instead."
+        ),
         # pytest's failure lines
-        "E   RuntimeError: one of the variables needed for gradient computation has been\nE   "
-        "modified by an inplace operation: [torch.FloatTensor [3]], which is output 0 of "
-        "Sigmoid, is at version 1; expected version 0 instead.",
+        (
+            "E   RuntimeError: one of the variables needed for gradient computation has been\nE   "
+            "modified by an inplace operation: [torch.FloatTensor [3]], which is output 0 of "
+            "Sigmoid, is at version 1; expected version 0 instead."
+        ),
         # Windows line ends and a quote
-        "> one of the variables needed for gradient computation has been modified by an\r\n> "
-        "inplace operation: [torch.FloatTensor [3]], which is output 0 of SigmoidBackward, is "
-        "at version 1; expected version 0 instead.",
+        (
+            "> one of the variables needed for gradient computation has been modified by an\r\n> "
+            "inplace operation: [torch.FloatTensor [3]], which is output 0 of SigmoidBackward, is "
+            "at version 1; expected version 0 instead."
+        ),
     ],
     ids=["wrapped", "torchrun", "logger", "pytest", "quoted"],
 )

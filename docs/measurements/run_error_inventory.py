@@ -69,7 +69,7 @@ def _read_only_data(data: bytes) -> bytes:
     """
     if data[:5] != b"\x7fELF\x02":
         return data
-    shoff, = struct.unpack_from("<Q", data, 0x28)
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
     headers = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
     names_at = headers[shstrndx][4]
@@ -101,7 +101,9 @@ def _is_error_call(node: ast.AST) -> bool:
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
     return bool(
-        re.search(r"Error$|Exception$|^unimplemented|^_check|^check|^warn$|^raise_|^graph_break", name)
+        re.search(
+            r"Error$|Exception$|^unimplemented|^_check|^check|^warn$|^raise_|^graph_break", name
+        )
     )
 
 
@@ -208,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
             "platform": platform.platform(),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "git_commit": commit,
-            "command": "python " + " ".join(["docs/measurements/run_error_inventory.py", *(argv or sys.argv[1:])]),
+            "command": "python "
+            + " ".join(["docs/measurements/run_error_inventory.py", *(argv or sys.argv[1:])]),
             "seconds": round(time.perf_counter() - start, 1),
         },
         "entries": entries,

@@ -77,7 +77,7 @@ READING: tuple[Rewrite, ...] = (
         # the node's class name: SigmoidBackward (torch 1.9 and before),
         # SigmoidBackward0 (1.10 to 2.12; 2.13 still in some messages), Sigmoid
         # (2.13); a custom Function's node is its name + "Backward"
-        "a node's Backward suffix after \"output N of\"",
+        'a node\'s Backward suffix after "output N of"',
         r"\b([Oo]utput \d{1,6} of )(\w{1,200}?)Backward\d{0,3}\b",
         "\\1\\2",
     ),

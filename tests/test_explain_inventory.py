@@ -19,10 +19,15 @@ import pytest
 import torch
 
 from conftest import import_docs_module
-from inplace_recipes.releases import pinned_torch
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "docs" / "measurements" / "run_error_inventory.py"
+
+
+def pinned_torch() -> str:
+    """The pinned torch release (``docs/releases.py`` reads it from pyproject.toml)."""
+    release: str = import_docs_module("releases").pinned_torch()
+    return release
 
 
 @pytest.fixture(scope="module")

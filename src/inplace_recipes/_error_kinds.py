@@ -367,7 +367,16 @@ ERRORS: tuple[ErrorKind, ...] = (
                 f"Output 0 of Unbind is a view and is being modified inplace. {_MULTI_TAIL}",
             ),
             Wording(
-                "1.7 (a deprecation UserWarning: the write still ran); 1.8 (an error)",
+                "1.8 (an error, worded \"an output\")",
+                r"is a view and is being modified inplace\. This view is an output of a function "
+                r"that returns multiple views\. Inplace operators on such views is forbidden",
+                "RuntimeError: Output 0 of ViewBackward is a view and is being modified inplace. "
+                "This view is an output of a function that returns multiple views. Inplace "
+                "operators on such views is forbidden.",  # the thread's paste is cut after it
+                "https://github.com/kail8/UnsupDIS-pytorch/issues/26",
+            ),
+            Wording(
+                "1.7 (a deprecation UserWarning: the write still ran)",
                 r"is a view and is being modified inplace\. This view is an output of a function "
                 r"that returns multiple views",
                 "UserWarning: Output 1 of SplitBackward is a view and is being modified inplace. "

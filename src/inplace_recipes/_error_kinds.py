@@ -367,7 +367,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 f"Output 0 of Unbind is a view and is being modified inplace. {_MULTI_TAIL}",
             ),
             Wording(
-                "1.8 (an error, worded \"an output\")",
+                '1.8 (an error, worded "an output")',
                 r"is a view and is being modified inplace\. This view is an output of a function "
                 r"that returns multiple views\. Inplace operators on such views is forbidden",
                 "RuntimeError: Output 0 of ViewBackward is a view and is being modified inplace. "

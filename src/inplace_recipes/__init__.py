@@ -42,7 +42,7 @@ from .recipes import where as where
 
 #: The package's version, its one source (pyproject.toml reads it from here;
 #: CHANGELOG.md says what each version changed).
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 if TYPE_CHECKING:  # what type checkers see of the names loaded on first use
     from ._at import at

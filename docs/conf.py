@@ -42,7 +42,6 @@ exclude_patterns = [
     "_generated",  # included by other pages, not pages of their own
     "locale",  # translation catalogues and the translators' glossary
     "measurements",  # the committed runs the pages read, and how they were made
-    "contributing-errors.md",  # a checklist for CONTRIBUTING.md, not a page
     "sg_execution_times.rst",
     "auto_recipes/**sg_execution_times.rst",
     "**.ipynb",

@@ -270,3 +270,20 @@ def test_the_memory_option_fills_a_file_in_place(
     printed = capsys.readouterr().out
     assert f"counted the peaks of {memory['records_counted']} records" in printed
     assert "peak memory of one step (MiB)" in printed
+
+
+def test_the_committed_run_carries_both_peaks(bench_results: dict[str, Any]) -> None:
+    memory = bench_results["provenance"]["memory"]
+    assert "bench --memory docs/measurements/bench/cpu-full.json" in memory["command"]
+    assert memory["torch"] == bench_results["provenance"]["torch"]
+    timed = [r for r in bench_results["records"] if r["applicable"] and r["correct"]]
+    assert len(timed) == memory["records_counted"]
+    for r in timed:
+        assert isinstance(r["peak_bytes"], int), r
+        if r["entry"] != "plain_clone":
+            assert isinstance(r["peak_bytes_held"], int), r
+    # the landing page's configuration, by hand: clone-and-write keeps c (4e6 bytes) beside y
+    inplace = bench.find_record(bench_results, "inplace", "element", 10**6)
+    clone = bench.find_record(bench_results, "clone", "element", 10**6)
+    assert inplace["peak_bytes_held"] == inplace["peak_bytes"] == clone["peak_bytes"]
+    assert clone["peak_bytes_held"] == clone["peak_bytes"] + 4 * 10**6

@@ -88,8 +88,8 @@ class Config:
     min_run_time: float = 0.2
     rounds: int = 4
     threads: int = 1
-    #: Measure peak memory, temporary and held (:func:`held_step`; CPU: two
-    #: ``torch.profiler`` passes per entry, counting allocations).
+    #: Count peak memory in both forms, the tensor written from a temporary and
+    #: kept alive through backward (CPU: two ``torch.profiler`` passes per entry).
     peak: bool = True
     #: Measure a configuration up to this many times until it passes the
     #: self-consistency check.

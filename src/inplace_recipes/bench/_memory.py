@@ -146,11 +146,11 @@ def peak_of(events: list[int]) -> int:
 def peak_bytes(step: Callable[[], Any], device: torch.device) -> int | None:
     """Peak bytes allocated by ``step`` above what was allocated before it.
 
-    CUDA: ``torch.cuda.max_memory_allocated``. CPU: :func:`peak_of` the
-    :func:`allocations` of the step: every tensor allocation by torch's CPU
-    allocator, forward and backward, counted and not sampled, so the figure
-    does not depend on the machine's load. ``None`` where the profiler gives
-    no events.
+    CUDA: ``torch.cuda.max_memory_allocated``. CPU: the largest running sum of
+    every allocation and free by torch's CPU allocator during the step
+    (``torch.profiler`` with ``profile_memory=True``), forward and backward:
+    counted, not sampled, so the figure does not depend on the machine's load.
+    ``None`` where the profiler gives no events.
     """
     if device.type == "cuda":
         torch.cuda.synchronize(device)

@@ -64,6 +64,7 @@ __all__ = [
     "provenance",
     "remeasure_noisy",
     "run",
+    "temporary_step",
     "timed",
 ]
 
@@ -282,6 +283,20 @@ def held_step(
         return y, torch.autograd.grad(y.sum(), wrt)
 
     return held
+
+
+def temporary_step(
+    write: Callable[[Tensor], Tensor], a: Tensor, b: Tensor, value: Any
+) -> Callable[[], tuple[Tensor, tuple[Tensor, ...]]]:
+    """The benchmark's timed step, ``y = write(a + b)`` then backward: the tensor written
+    from is a temporary (the other form of :func:`held_step`); ``y`` is returned, as a
+    caller keeps its result.
+
+    >>> a, b = torch.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    >>> temporary_step(lambda c: c * 2, a, b, 0.0)()[1][0]
+    tensor([2., 2., 2.])
+    """
+    return _make_step(lambda a, b: write(a + b), a, b, value).both
 
 
 def _held_for(

@@ -142,7 +142,7 @@ def test_the_fixture_gives_the_report_and_the_flag_judges_it(pytester: pytest.Py
         def step(w):
             h = w.sigmoid()
             h.data.mul_(0.5)
-            return h.sum()
+            h.sum().backward()
 
         def test_reads_the_report(inplace_audit):
             w = torch.ones(3, requires_grad=True)
@@ -178,10 +178,12 @@ def test_a_test_that_raises_keeps_its_error_beside_the_row(pytester: pytest.Pyte
 
 
 def test_failing_rows_follow_the_fail_on_table() -> None:
-    report = inplace_recipes.audit(_data_edit)
-    assert [r["consequence"] for r in pytest_plugin.failing_rows([report], "any")] == [
-        "wrong gradients"
-    ]
+    report = inplace_recipes.audit(_data_edit)  # no backward: nothing was computed wrong yet
+    for fail_on in ("any", "unused-graph"):
+        assert [r["consequence"] for r in pytest_plugin.failing_rows([report], fail_on)] == [
+            "wrong gradients if backpropagated"
+        ]
+    assert pytest_plugin.failing_rows([report], "wrong-gradients") == []
     assert pytest_plugin.failing_rows([report], "backward-fails") == []
     with pytest.raises(KeyError):
         pytest_plugin.failing_rows([report], "everything")

@@ -103,7 +103,9 @@ class _Audit:
         tb: TracebackType | None,
     ) -> None:
         self._installed.__exit__(kind, error, tb)
-        self.report.findings[:] = [finding(write) for write in self._recorder.finish()]
+        recorder = self._recorder
+        self.report.findings[:] = [finding(write) for write in recorder.finish()]
+        self.report.problems = dict(recorder.problems)
 
 
 @overload

@@ -203,4 +203,5 @@ def _finding(record: dict[str, Any], cwd: str) -> Finding:
         dtype=dtype,
         after=record["after"],
         inside=record["inside"],
+        edit=record.get("edit"),
     )

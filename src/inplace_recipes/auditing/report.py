@@ -42,6 +42,7 @@ RECORD_FIELDS = (
     "tensor",
     "after",
     "inside",
+    "edit",
 )
 
 _WIDTH = 100
@@ -82,6 +83,9 @@ class Finding:
     dtype: str = ""
     after: str = ""
     inside: str | None = None
+    #: The code change ``audit --fix`` makes (:class:`~inplace_recipes.auditing.advice.Fix`);
+    #: ``None`` for a harmless write and for a fix that is advice.
+    edit: dict[str, Any] | None = None
 
     @property
     def where(self) -> str:
@@ -141,6 +145,9 @@ class AuditReport:
     interrupted: str = ""
     #: Set by the command: ``{"code": ..., "script": ..., "why": ...}``.
     exit: dict[str, Any] | None = None
+    #: Steps of the audit's own that raised, with how often: the program never saw them,
+    #: but the writes of those calls may be missing from the report.
+    problems: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -175,7 +182,9 @@ class AuditReport:
         ``fix``: one line that removes it (``None`` when harmless); ``detail``:
         which node saved the tensor, and where; ``slug``: the error reference
         section; ``tensor``: dtype and shape; ``after``: the op that made the
-        tensor; ``inside``: torch's file that wrote, when the line called torch.
+        tensor; ``inside``: torch's file that wrote, when the line called torch;
+        ``edit``: the code change ``audit --fix`` makes, or ``None`` (harmless, or
+        a fix that is advice).
         """
         return [row.to_record() for row in self.rows()]
 
@@ -257,6 +266,13 @@ class AuditReport:
                 f"{self.unaudited} child {processes} ran unaudited: "
                 "their writes are not in this report."
             )
+        if self.problems:
+            count = sum(self.problems.values())
+            first = next(iter(self.problems))
+            lines.append(
+                f"The audit could not examine {count} call{'s' * (count != 1)} (the program "
+                f"ran on unchanged; their writes may be missing above). First: {first}"
+            )
         if self.interrupted:
             lines.append(
                 f"Interrupted by {self.interrupted}: the report covers what ran before it."
@@ -303,4 +319,5 @@ def finding(write: Write) -> Finding:
         dtype=write.dtype,
         after=write.after,
         inside=library_path(write.inside, write.cwd) if write.inside else None,
+        edit=write.edit,
     )

@@ -194,3 +194,92 @@ def _data_edit() -> None:
 
     h = torch.ones(3, requires_grad=True).sigmoid()
     h.data.mul_(0.5)
+
+
+#: Forward-only tests: none runs a backward. The first writes through ``.data`` into a buffer
+#: saved for backward (a vector quantizer's EMA update); the second catches autograd's refusal.
+FORWARD_ONLY = """\
+import pytest
+import torch
+
+
+def test_ema_update_of_a_codebook_forward_only():
+    x = torch.randn(3, 4, requires_grad=True)
+    embed = torch.randn(5, 4)
+    dist = torch.einsum("bd,kd->bk", x, embed)
+    embed.data[1:3] = 0.0  # W:ema
+    assert dist.shape == (3, 5)
+
+
+def test_the_error_of_a_write_into_a_leaf():
+    w = torch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        w.add_(1)  # W:leaf
+"""
+
+
+@pytest.fixture
+def forward_only(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makepyfile(test_forward_only=FORWARD_ONLY)
+    return pytester
+
+
+def forward_line(marker: str) -> int:
+    (line,) = [n for n, text in enumerate(FORWARD_ONLY.splitlines(), 1) if f"# W:{marker}" in text]
+    return line
+
+
+def test_the_default_fails_no_forward_only_test(forward_only: pytest.Pytester) -> None:
+    run(forward_only).assert_outcomes(passed=2)
+    run(forward_only, "--inplace-audit").assert_outcomes(passed=2)
+    run(
+        forward_only, "--inplace-audit", "--inplace-audit-fail-on", "wrong-gradients"
+    ).assert_outcomes(passed=2)
+
+
+def test_unused_graph_is_the_class_for_forward_only_tests(forward_only: pytest.Pytester) -> None:
+    result = run(forward_only, "--inplace-audit", "--inplace-audit-fail-on", "unused-graph")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            f"test_forward_only.py:{forward_line('ema')}: wrong gradients if backpropagated*",
+            "FAILED test_forward_only.py::test_ema_update_of_a_codebook_forward_only*",
+        ]
+    )
+
+
+def test_backward_fails_fails_a_caught_refusal_and_nothing_else(
+    forward_only: pytest.Pytester,
+) -> None:
+    result = run(forward_only, "--inplace-audit", "--inplace-audit-fail-on", "backward-fails")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            f"test_forward_only.py:{forward_line('leaf')}: raises*",
+            "FAILED test_forward_only.py::test_the_error_of_a_write_into_a_leaf*",
+        ]
+    )
+    run(forward_only, "--inplace-audit", "--inplace-audit-fail-on", "any").assert_outcomes(failed=2)
+
+
+def test_the_same_write_with_a_backward_fails_the_default() -> None:
+    """The forward-only write above, followed by a backward: wrong gradients, which the default fails."""
+    import torch
+
+    def step() -> None:
+        x = torch.randn(3, 4, requires_grad=True)
+        embed = torch.randn(5, 4)
+        dist = torch.einsum("bd,kd->bk", x, embed)
+        embed.data[1:3] = 0.0
+        dist.sum().backward()
+
+    report = inplace_recipes.audit(step)
+    assert [r["consequence"] for r in pytest_plugin.failing_rows([report], "wrong-gradients")] == [
+        "wrong gradients"
+    ]
+
+
+def test_the_docstring_names_every_class() -> None:
+    doc = pytest_plugin.__doc__ or ""
+    for name in pytest_plugin.FAIL_ON:
+        assert f"``{name}``" in doc, name

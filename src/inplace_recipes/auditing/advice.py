@@ -469,11 +469,19 @@ def _saved_at(write: Write) -> str:
 
 
 def _last_backward(write: Write) -> tuple[str, int, str] | None:
-    """File, line and loss name of the last backward through a node whose tensor ``write`` changed."""
+    """File, line and loss name of the last backward through a node whose tensor ``write`` changed.
+
+    When none ran through one after the write, it is the backward that raised
+    first after it (on another tensor the same optimizer step wrote): the one
+    that would have reached this node next.
+    """
     node = next((n for n in reversed(write.nodes) if n.backward_at), None)
-    if node is None or node.backward_at is None:
+    at = node.backward_at if node is not None else None
+    if write.raised_at is not None and (node is None or node.runs == 0 or at is None):
+        at = write.raised_at
+    if at is None:
         return None
-    file, line = node.backward_at
+    file, line = at
     code = linecache.getline(file, line)
     found = re.search(r"([\w.]+)\.backward\(", code) or re.search(
         r"autograd\.(?:backward|grad)\(\s*([\w.]+)", code

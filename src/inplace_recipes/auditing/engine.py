@@ -76,6 +76,7 @@ def backward_of(mode: Any) -> Iterator[None]:
 
 def _engine_run_backward(*args: Any, **kwargs: Any) -> Any:
     """``torch.autograd.graph._engine_run_backward`` with the pending modes back on the stack."""
+    __tracebackhide__ = True  # pytest and IPython leave this frame out
     assert _original is not None
     pending = _pending()
     modes = list(reversed(pending))  # the outermost audit's mode first, at the bottom

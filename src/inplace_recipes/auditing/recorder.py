@@ -224,6 +224,7 @@ class Recorder:
         self.backwards = 0
         self.cwd = os.getcwd()  # paths are shown from here, whatever os.chdir the code runs
         self.failed = 0  # backward calls that raised
+        self.failed_at: list[tuple[str, int] | None] = []  # the user's line of each
         self.backward_at: tuple[str, int] | None = None
         self.tracked = 0
         self.pending: list[_Pending] = []  # writes in a custom Function's forward: marked dirty?
@@ -273,6 +274,7 @@ class Recorder:
         :meth:`_guarded`, so that a read torch refuses, or a bug of the
         audit's, is counted in :attr:`problems` and never reaches the program.
         """
+        __tracebackhide__ = True  # pytest and IPython leave the audit's frames out
         if func in _BACKWARD:
             return self._backward(func, args, kwargs)
         if getattr(func, "__name__", None) in _ACCESSORS:  # properties write nothing
@@ -366,6 +368,7 @@ class Recorder:
 
     def _backward(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Run a backward with this audit's mode active in it (see :mod:`.engine`), and count it."""
+        __tracebackhide__ = True
         state = self.retain, self.backward_at
         self._guarded(self._backward_starts, func, args, kwargs)
         try:
@@ -373,6 +376,7 @@ class Recorder:
                 out = func(*args, **kwargs)
         except BaseException:
             self.failed += 1
+            self.failed_at.append(self.backward_at)
             raise
         finally:
             self.retain, self.backward_at = state
@@ -708,6 +712,7 @@ class Recorder:
             write.detail += f"; no later backward ran through it (one would {would})"
         elif raised and base == "backward fails":
             write.detail += "; a later backward raised before it reached this graph"
+            write.raised_at = self.failed_at[write.failed]
         elif base == "backward fails":
             write.consequence = "fails if backpropagated"
             write.detail += "; no backward ran through this graph after the write (one would fail)"
@@ -1045,6 +1050,7 @@ class _FunctionMode(TorchFunctionMode):
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
+        __tracebackhide__ = True
         if torch.compiler.is_compiling():  # Dynamo traces this: record at run time instead
             self.recorder.compiled = True
             return _uncompiled_call(self.recorder, func, args, kwargs or {})

@@ -178,6 +178,8 @@ class Write:
     watched_runs: list[int] = field(default_factory=list)
     backwards: int = 0  # backward calls finished when the write happened
     failed: int = 0  # backward calls that had raised when the write happened
+    #: The user's line of the backward that raised after the write before it reached its graph
+    raised_at: tuple[str, int] | None = None
     alias_of_leaf: bool = False
     in_function: bool = False  # in a custom autograd.Function's forward
     context: str = ""  # the name of that forward's ctx argument

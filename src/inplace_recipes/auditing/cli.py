@@ -41,7 +41,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from .children import ChildAudits, write_records
@@ -169,27 +169,26 @@ def _handle(options: argparse.Namespace) -> int:
         report = outcome.report
         report.findings.extend(found)
         report.children, report.unaudited = audited, unaudited
+        for problem, count in children.problems.items():
+            report.problems[problem] = report.problems.get(problem, 0) + count
         code, why = _exit(outcome, options.fail_on)
         report.exit = {"code": code, "script": outcome.code, "why": why}
         report.interrupted = outcome.signal
         fixes: dict[str, Any] | None = None
-        if options.fix or options.diff:
-            fixes, text = _fixes(options, target.path, report.to_records())
-            if options.fix and fixes["written"]:
-                code = fixes["rerun"]["exit"]["code"]
+        if options.json and (options.fix or options.diff):
+            fixes = _fixes(options, target.path, report.to_records(), say=None)
         if json_stream is not None:
             json_stream.write(_json(report, fixes) + "\n")
-    if options.json_out:
-        with open(options.json_out, "w") as out:
-            out.write(_json(report, fixes) + "\n")
     if not options.json:
         where = f"-m {name}" if options.module else name
         sys.stderr.write(f"\ninplace_recipes audit of {where}:\n{report}\n{why}\n")
-        if fixes is not None:
-            if options.diff and fixes["diff"]:
-                sys.stdout.write(fixes["diff"])
-                sys.stdout.flush()
-            sys.stderr.write(text)
+        if options.fix or options.diff:
+            fixes = _fixes(options, target.path, report.to_records(), say=sys.stderr.write)
+    if fixes is not None and options.fix and fixes["written"]:
+        code = fixes["rerun"]["exit"]["code"]
+    if options.json_out:
+        with open(options.json_out, "w") as out:
+            out.write(_json(report, fixes) + "\n")
     return code
 
 
@@ -207,11 +206,15 @@ _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
 
 
 def _fixes(
-    options: argparse.Namespace, path: str, records: list[dict[str, Any]]
-) -> tuple[dict[str, Any], str]:
+    options: argparse.Namespace,
+    path: str,
+    records: list[dict[str, Any]],
+    say: Callable[[str], object] | None,
+) -> dict[str, Any]:
     """Plan the code fixes; with ``--fix``, write them and audit the script again.
 
-    Returns the JSON-ready account and its text for stderr.
+    Returns the JSON-ready account; ``say`` (stderr, or ``None`` under ``--json``)
+    is told each step as it happens, and ``--diff`` prints the diff on stdout.
     """
     try:
         from . import rewrite
@@ -220,6 +223,10 @@ def _fixes(
             f"inplace_recipes audit --fix and --diff need libcst ({missing}): "
             "pip install 'inplace-recipes[audit-fix]'"
         ) from missing
+
+    def tell(text: str) -> None:
+        if say is not None:
+            say(text + "\n")
 
     folder = path if os.path.isdir(path) else os.path.dirname(path)
     planned = rewrite.plan(records, [os.getcwd(), folder])
@@ -230,24 +237,25 @@ def _fixes(
         "written": [],
         "rerun": None,
     }
+    if say is not None and options.diff and fixes["diff"]:
+        sys.stdout.write(fixes["diff"])
+        sys.stdout.flush()
     count = len(planned.applied)
     files = ", ".join(sorted(user_path(p) for p in planned.sources)) or "no file"
     verb = "applied to" if options.fix else "would change"
-    head = (
+    tell(
         f"\ninplace_recipes audit {'--fix' if options.fix else '--diff'}: {count} "
         f"fix{'es' * (count != 1)} of code {verb} {files}; {len(planned.skipped)} not applied."
     )
-    lines = [head]
     if planned.summary():
-        lines.append(planned.summary(written=options.fix))
+        tell(planned.summary(written=options.fix))
     if options.fix and planned.sources:
         fixes["written"] = [user_path(p) for p in planned.write()]
-        rerun = _audit_again(options)
-        fixes["rerun"] = _verdict(records, planned.applied, rerun)
-        lines.append(_verdict_text(fixes["rerun"], options))
+        fixes["rerun"] = _verdict(records, planned.applied, _audit_again(options))
+        tell(_verdict_text(fixes["rerun"], options))
     elif options.diff and planned.sources:
-        lines.append("Nothing was written: run with --fix to apply the diff and audit again.")
-    return fixes, "\n".join(lines) + "\n"
+        tell("Nothing was written: run with --fix to apply the diff and audit again.")
+    return fixes
 
 
 def _audit_again(options: argparse.Namespace) -> dict[str, Any]:
@@ -381,7 +389,7 @@ def child_main(argv: Sequence[str]) -> int:
         return EXIT_NOT_RUN
     with ChildAudits(folder):
         outcome = run(target, args)
-    write_records(folder, token, outcome.report.to_records())
+    write_records(folder, token, outcome.report.to_records(), outcome.report.problems)
     return outcome.code
 
 

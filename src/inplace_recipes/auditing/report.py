@@ -60,7 +60,9 @@ class Finding:
     backward that ran after the write changed), ``"raises"`` (autograd
     refused the write at once), ``"fails if backpropagated"`` (a tensor saved
     by a graph that no backward ran through after the write changed: an
-    evaluation without ``no_grad``), ``"wrong gradients if reused"`` (a custom
+    evaluation without ``no_grad``), ``"wrong gradients if backpropagated"`` (a
+    write autograd does not see, with no backward through it after the write),
+    ``"wrong gradients if reused"`` (a custom
     Function wrote its input without ``ctx.mark_dirty`` and nothing used that
     tensor again), ``"fails if backward again"`` (the write
     broke a graph that no later backward used: one kept by
@@ -192,7 +194,8 @@ class AuditReport:
         """``{"findings": to_records(), "error": ..., "children": ..., ...}`` as JSON text.
 
         ``children``: ``{"audited": n, "unaudited": m}``; ``interrupted``: the signal
-        or ``null``; ``exit`` (from the command): the exit code, the script's own and why.
+        or ``null``; ``exit`` (from the command): the exit code, the script's own and why;
+        ``problems``: the audit's own steps that failed (see :attr:`problems`), ``{}`` if none.
         """
         error = None if self.error is None else f"{type(self.error).__name__}: {self.error}"
         data = {
@@ -201,6 +204,7 @@ class AuditReport:
             "children": {"audited": self.children, "unaudited": self.unaudited},
             "interrupted": self.interrupted or None,
             "exit": self.exit,
+            "problems": self.problems,
         }
         return json.dumps(data, indent=2)
 

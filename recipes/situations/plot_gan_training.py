@@ -160,7 +160,7 @@ fails = [r for r in report.to_records() if r["fix"]]
 assert {r["code"] for r in fails} == {"opt_d.step()"}, fails
 for row in fails:
     assert row["fix"].startswith(
-        f"compute loss_g after this step, from a new forward (not from the output made at "
+        "compute loss_g after this step, from a new forward (not from the output made at "
     ), row["fix"]
     assert f"{PAGE}:{loss_line})" in row["fix"], row["fix"]
 assert isinstance(report.error, RuntimeError)
@@ -243,7 +243,9 @@ G_a, D_a = make_gan()
 G_b, D_b = make_gan()
 assert ir.audit(loss_first_fixed, G_a, D_a, *optimizers(G_a, D_a)).ok
 fixed_train_step(G_b, D_b, *optimizers(G_b, D_b))
-for a, b in zip([*G_a.parameters(), *D_a.parameters()], [*G_b.parameters(), *D_b.parameters()], strict=True):
+for a, b in zip(
+    [*G_a.parameters(), *D_a.parameters()], [*G_b.parameters(), *D_b.parameters()], strict=True
+):
     assert torch.equal(a, b)  # the same step as the tutorial's order
 # sphinx_gallery_end_ignore
 

@@ -406,7 +406,9 @@ for readme_line in block.split("```")[0].strip().splitlines()[1:]:
     )
 )
 default = pytest("--inplace-audit", "test_forward.py")
-forward_only = pytest("--inplace-audit", "--inplace-audit-fail-on", "unused-graph", "test_forward.py")
+forward_only = pytest(
+    "--inplace-audit", "--inplace-audit-fail-on", "unused-graph", "test_forward.py"
+)
 
 # sphinx_gallery_start_ignore
 assert default.returncode == 0, default.stdout

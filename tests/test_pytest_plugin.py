@@ -197,7 +197,8 @@ def _data_edit() -> None:
 
 
 #: Forward-only tests: none runs a backward. The first writes through ``.data`` into a buffer
-#: saved for backward (a vector quantizer's EMA update); the second catches autograd's refusal.
+#: saved for backward (a vector quantizer's EMA update); the second catches autograd's refusal;
+#: the third clips an activation through ``.data``.
 FORWARD_ONLY = """\
 import pytest
 import torch
@@ -215,6 +216,12 @@ def test_the_error_of_a_write_into_a_leaf():
     w = torch.ones(2, requires_grad=True)
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
         w.add_(1)  # W:leaf
+
+
+def test_a_clipped_activation_forward_only():
+    h = torch.randn(3, 4, requires_grad=True) * 2
+    h.data.clamp_(-1, 1)  # W:clip
+    assert h.abs().max() <= 1
 """
 
 
@@ -229,21 +236,22 @@ def forward_line(marker: str) -> int:
     return line
 
 
+def audited(pytester: pytest.Pytester, fail_on: str) -> pytest.RunResult:
+    return run(pytester, "--inplace-audit", "--inplace-audit-fail-on", fail_on)
+
+
 def test_the_default_fails_no_forward_only_test(forward_only: pytest.Pytester) -> None:
-    run(forward_only).assert_outcomes(passed=2)
-    run(forward_only, "--inplace-audit").assert_outcomes(passed=2)
-    run(
-        forward_only, "--inplace-audit", "--inplace-audit-fail-on", "wrong-gradients"
-    ).assert_outcomes(passed=2)
+    run(forward_only).assert_outcomes(passed=3)
+    run(forward_only, "--inplace-audit").assert_outcomes(passed=3)
 
 
 def test_unused_graph_is_the_class_for_forward_only_tests(forward_only: pytest.Pytester) -> None:
-    result = run(forward_only, "--inplace-audit", "--inplace-audit-fail-on", "unused-graph")
-    result.assert_outcomes(passed=1, failed=1)
+    result = audited(forward_only, "unused-graph")
+    result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(
         [
             f"test_forward_only.py:{forward_line('ema')}: wrong gradients if backpropagated*",
-            "FAILED test_forward_only.py::test_ema_update_of_a_codebook_forward_only*",
+            f"test_forward_only.py:{forward_line('clip')}: wrong gradients if backpropagated*",
         ]
     )
 
@@ -251,15 +259,15 @@ def test_unused_graph_is_the_class_for_forward_only_tests(forward_only: pytest.P
 def test_backward_fails_fails_a_caught_refusal_and_nothing_else(
     forward_only: pytest.Pytester,
 ) -> None:
-    result = run(forward_only, "--inplace-audit", "--inplace-audit-fail-on", "backward-fails")
-    result.assert_outcomes(passed=1, failed=1)
+    result = audited(forward_only, "backward-fails")
+    result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(
         [
             f"test_forward_only.py:{forward_line('leaf')}: raises*",
             "FAILED test_forward_only.py::test_the_error_of_a_write_into_a_leaf*",
         ]
     )
-    run(forward_only, "--inplace-audit", "--inplace-audit-fail-on", "any").assert_outcomes(failed=2)
+    audited(forward_only, "any").assert_outcomes(failed=3)
 
 
 def test_the_same_write_with_a_backward_fails_the_default() -> None:

@@ -545,7 +545,8 @@ assert torch.equal(with_audit, without_audit)
 # The tests hold the audit to this on every model of the test suite, training
 # steps in the shape of pytorch/examples, every ``torch.nn.init`` function,
 # the parametrizations, GRU and LSTM initialised through slices, writes into
-# views of every kind and the scripts of this gallery: with and without it,
+# views of every kind and the scripts of this gallery that do not show
+# ``torch.compile``: with and without it,
 # the same outputs, gradients, version counters, ``requires_grad``,
 # warnings, exceptions and random state. One exception, by design:
 # ``torch.compile``'d code runs as eager code while an audit is active, so that

@@ -41,7 +41,7 @@ compares outputs, gradients, version counters, ``requires_grad``, warnings,
 exceptions and the random state with and without it, over the models of the
 tests, training steps in the shape of pytorch/examples, every
 ``torch.nn.init`` function, the parametrizations and the gallery's
-scripts). One exception, by design: ``torch.compile``'d code runs as eager
+scripts that do not show ``torch.compile``). One exception, by design: ``torch.compile``'d code runs as eager
 code while an audit is active, so that its writes are seen; its values are
 then eager's. Writes in the forward that a checkpoint recomputes in the
 backward (reentrant, non-reentrant, ``checkpoint_sequential``) are seen in

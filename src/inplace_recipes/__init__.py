@@ -66,6 +66,13 @@ _LAZY = {
 }
 
 
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext inplace_recipes``: the ``%%inplace_audit`` cell magic (:mod:`.auditing.notebook`)."""
+    from .auditing.notebook import load_ipython_extension as load
+
+    load(ipython)
+
+
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)

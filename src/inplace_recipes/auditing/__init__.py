@@ -21,13 +21,31 @@ in the report.
 >>> [(f.op, f.consequence) for f in report]
 [('mul_', 'fails if backpropagated')]
 
-A write is judged when the audit ends, by the backwards it saw (see
+A write is judged when the audit ends, by what autograd does with it and
+the backwards the audit saw (see
 :class:`~inplace_recipes.auditing.recorder.Recorder`): here no backward
 ran, so the write is ``"fails if backpropagated"``; with a backward through
-``h`` after it, ``"backward fails"``. A write into a graph that was kept
-with ``retain_graph=True`` and never backpropagated through again is
+``h`` after it, ``"backward fails"``. A write autograd does not see (through
+``.data``, under ``no_grad`` on a non-leaf, into what a non-reentrant
+checkpoint recomputed) is ``"wrong gradients"`` once a backward ran through
+it, ``"wrong gradients if backpropagated"`` before. A write into a graph that
+was kept with ``retain_graph=True`` and never backpropagated through again is
 ``"fails if backward again"``, not an error. :data:`CONSEQUENCE_TABLE` lists
 every consequence, what it means and the ``--fail-on`` classes that fail on it.
+
+The audit never changes the program it watches: every read it makes of your
+tensors is one torch cannot refuse (or is guarded), a step of its own that
+fails is counted in ``report.problems`` and never raised, and torch's
+choices of code path stay as they are (``tests/test_audit_unchanged.py``
+compares outputs, gradients, version counters, ``requires_grad``, warnings,
+exceptions and the random state with and without it, over the models of the
+tests, training steps in the shape of pytorch/examples, every
+``torch.nn.init`` function, the parametrizations and the gallery's
+scripts that do not show ``torch.compile``). One exception, by design: ``torch.compile``'d code runs as eager
+code while an audit is active, so that its writes are seen; its values are
+then eager's. Writes in the forward that a checkpoint recomputes in the
+backward (reentrant, non-reentrant, ``checkpoint_sequential``) are seen in
+the recomputation and reported at your line.
 
 How it works: a :class:`~torch.overrides.TorchFunctionMode` sees each torch
 call your code makes, compares the version counters of its tensor
@@ -54,8 +72,11 @@ this list fails when it changes):
 - writes through the NumPy bridge (``t.numpy()[...] = v``);
 - ``set_`` on a ``detach()`` alias, and writes into ``untyped_storage()``.
 
-``python -m inplace_recipes audit train.py`` audits a script unchanged; see
-:mod:`inplace_recipes.auditing.cli`.
+``python -m inplace_recipes audit train.py`` audits a script unchanged, and
+``--fix`` applies the fixes that are changes of code and audits it again; see
+:mod:`inplace_recipes.auditing.cli`. In IPython or Jupyter,
+``%load_ext inplace_recipes`` gives the ``%%inplace_audit`` cell magic
+(:mod:`inplace_recipes.auditing.notebook`).
 """
 
 from __future__ import annotations
@@ -103,7 +124,9 @@ class _Audit:
         tb: TracebackType | None,
     ) -> None:
         self._installed.__exit__(kind, error, tb)
-        self.report.findings[:] = [finding(write) for write in self._recorder.finish()]
+        recorder = self._recorder
+        self.report.findings[:] = [finding(write) for write in recorder.finish()]
+        self.report.problems = dict(recorder.problems)
 
 
 @overload

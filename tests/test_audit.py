@@ -525,3 +525,43 @@ def test_an_audit_of_eager_code_keeps_the_compiled_caches() -> None:
     compiled(x, w)
     assert counters["stats"]["unique_graphs"] == frames  # not compiled again
     torch._dynamo.reset()
+
+
+def _resize() -> None:
+    x = torch.ones(3, requires_grad=True) * 1
+    x.resize_(5)
+
+
+def _detach_a_view() -> None:
+    x = torch.ones(3, requires_grad=True) * 1
+    x[1:].detach_()
+
+
+def _write_a_captured_tensor() -> None:
+    buf = torch.zeros(3)
+
+    def f(w: torch.Tensor) -> torch.Tensor:
+        buf.copy_(w)
+        return (w * 2).sum()
+
+    torch.func.grad(f)(torch.ones(3))
+
+
+@pytest.mark.parametrize(
+    ("program", "kind", "code"),
+    [
+        (_resize, "tensor that requires grad, resized", "x.resize_(5)"),
+        (_detach_a_view, "view detached in place", "x[1:].detach_()"),
+        (_write_a_captured_tensor, "tensor captured by a torch.func transform", "buf.copy_(w)"),
+    ],
+)
+def test_the_error_reference_s_newer_errors_are_recorded_at_the_write(
+    program: Callable[[], None], kind: str, code: str
+) -> None:
+    """resize_, detach_() on a view and a write into a captured tensor raise at the write:
+    the audit records the row there (each has its section in the error reference)."""
+    report = audit(program)
+    assert isinstance(report.error, RuntimeError)
+    assert [(r["consequence"], r["kind"], r["code"]) for r in report.to_records()] == [
+        ("raises", kind, code)
+    ]

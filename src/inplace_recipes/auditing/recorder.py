@@ -89,6 +89,9 @@ RAISED_KINDS = {
     "vmap": "unbatched tensor under vmap",
     "output-shape": "tensor smaller than the result",
     "out-argument": "out= with grad",
+    "resize": "tensor that requires grad, resized",
+    "detach-view": "view detached in place",
+    "captured-mutation": "tensor captured by a torch.func transform",
 }
 _BACKWARD = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
 _OVERRIDES = os.path.join("torch", "overrides.py")

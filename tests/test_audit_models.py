@@ -25,7 +25,7 @@ import models_nanogpt as gpt
 import models_torchvision as tv
 from inplace_recipes import audit
 from inplace_recipes.auditing import AuditReport
-from inplace_recipes.auditing.report import TIMES
+from inplace_recipes.auditing._report import TIMES
 
 
 def line_of(module: ModuleType | None, marker: str) -> int:

@@ -96,7 +96,7 @@ done = run("train.py", "3")
 assert done.returncode == 1, done.stderr
 assert "backward fails  train.py:16" in done.stderr, done.stderr
 assert "fix: x = x + out" in done.stderr
-from inplace_recipes.auditing.advice import _rewrite_call
+from inplace_recipes.auditing._advice import _rewrite_call
 
 assert _rewrite_call("h = x.exp(); h.mul_(2)", "mul_", False) == "h = x.exp(); h = h.mul(2)"
 assert _rewrite_call("with torch.no_grad(): h.mul_(2)", "mul_", False) == "h = h.mul(2)"
@@ -132,7 +132,7 @@ print("exit:", data["exit"])
 # ``inplace_recipes.auditing.CONSEQUENCE_TABLE``:
 
 from inplace_recipes.auditing import CONSEQUENCE_TABLE, FAIL_ON
-from inplace_recipes.auditing.cli import EXIT_FOUND, EXIT_NOT_RUN, EXIT_UNAUDITED
+from inplace_recipes.auditing._cli import EXIT_FOUND, EXIT_NOT_RUN, EXIT_UNAUDITED
 
 for consequence in CONSEQUENCE_TABLE:
     print(consequence.text())

@@ -639,7 +639,7 @@ assert f"saved by SigmoidBackward0 ({cell[1]}:1)" in shell_run.stdout
 # rounds, after checking that neither changes the gradients. Outside
 # ``with ir.audit()`` nothing is installed and nothing runs.
 
-from inplace_recipes.auditing.overhead import count_overhead_instructions, measure_overhead
+from inplace_recipes.auditing._overhead import count_overhead_instructions, measure_overhead
 
 times = measure_overhead()
 counts = count_overhead_instructions()

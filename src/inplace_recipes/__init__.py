@@ -67,8 +67,8 @@ _LAZY = {
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext inplace_recipes``: the ``%%inplace_audit`` cell magic (:mod:`.auditing.notebook`)."""
-    from .auditing.notebook import load_ipython_extension as load
+    """``%load_ext inplace_recipes``: the ``%%inplace_audit`` cell magic (``inplace_recipes.auditing._notebook``)."""
+    from .auditing._notebook import load_ipython_extension as load
 
     load(ipython)
 

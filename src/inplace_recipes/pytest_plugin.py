@@ -51,7 +51,9 @@ import pytest
 
 from .auditing import FAIL_ON, AuditReport, audit
 
-__all__ = ["DEFAULT_FAIL_ON", "failing_rows", "failure_message"]
+#: Nothing to import: the plugin is used through pytest (its options and the
+#: ``inplace_audit`` fixture, documented above).
+__all__: list[str] = []
 
 #: What ``--inplace-audit-fail-on`` is when not given.
 DEFAULT_FAIL_ON = "wrong-gradients"

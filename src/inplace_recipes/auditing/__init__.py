@@ -22,8 +22,7 @@ in the report.
 [('mul_', 'fails if backpropagated')]
 
 A write is judged when the audit ends, by what autograd does with it and
-the backwards the audit saw (see
-:class:`~inplace_recipes.auditing.recorder.Recorder`): here no backward
+the backwards the audit saw: here no backward
 ran, so the write is ``"fails if backpropagated"``; with a backward through
 ``h`` after it, ``"backward fails"``. A write autograd does not see (through
 ``.data``, under ``no_grad`` on a non-leaf, into what a non-reentrant
@@ -74,94 +73,19 @@ this list fails when it changes):
 
 ``python -m inplace_recipes audit train.py`` audits a script unchanged, and
 ``--fix`` applies the fixes that are changes of code and audits it again; see
-:mod:`inplace_recipes.auditing.cli`. In IPython or Jupyter,
+``python -m inplace_recipes audit --help``. In IPython or Jupyter,
 ``%load_ext inplace_recipes`` gives the ``%%inplace_audit`` cell magic
-(:mod:`inplace_recipes.auditing.notebook`).
+(its ``--help`` says how).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from types import TracebackType
-from typing import Any, overload
+from ._audit import audit
+from ._records import CONSEQUENCE_TABLE, CONSEQUENCES, FAIL_ON
+from ._records import Consequence as Consequence
+from ._report import RECORD_FIELDS as RECORD_FIELDS
+from ._report import AuditReport
+from ._report import Finding as Finding
+from ._report import Row as Row
 
-from .recorder import Recorder
-from .records import CONSEQUENCE_TABLE, CONSEQUENCES, FAIL_ON, Consequence
-from .report import RECORD_FIELDS, AuditReport, Finding, Row, finding
-
-__all__ = [
-    "CONSEQUENCES",
-    "CONSEQUENCE_TABLE",
-    "FAIL_ON",
-    "RECORD_FIELDS",
-    "AuditReport",
-    "Consequence",
-    "Finding",
-    "Row",
-    "audit",
-]
-
-
-class _Audit:
-    """The context manager :func:`audit` returns when called without a function."""
-
-    def __init__(self) -> None:
-        self.report = AuditReport()
-        self._recorder = Recorder()
-        self._installed: Any = None
-
-    def __enter__(self) -> AuditReport:
-        if self._installed is not None:
-            raise RuntimeError("this audit is already running; start a new audit()")
-        self._installed = self._recorder.installed()
-        self._installed.__enter__()
-        return self.report
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._installed.__exit__(kind, error, tb)
-        recorder = self._recorder
-        self.report.findings[:] = [finding(write) for write in recorder.finish()]
-        self.report.problems = dict(recorder.problems)
-
-
-@overload
-def audit() -> _Audit: ...
-@overload
-def audit(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> AuditReport: ...
-def audit(fn: Callable[..., Any] | None = None, /, *args: Any, **kwargs: Any) -> Any:
-    """Record the in-place writes on autograd tensors of some code.
-
-    ``with audit() as report: ...`` audits a block; the block's errors pass
-    through, and the report is filled when the block ends. ``audit(fn,
-    *args, **kwargs)`` calls ``fn`` and returns the :class:`AuditReport`,
-    with ``fn``'s return value in ``report.result`` and any exception it
-    raised in ``report.error`` (caught, so that the report can be printed).
-
-    >>> import torch
-    >>> x = torch.ones(2, 2, requires_grad=True)
-    >>> def step(x):
-    ...     y = x * 2
-    ...     y[0] = 0.0  # on a non-leaf: CopySlices, safe
-    ...     return y.sum()
-    >>> report = audit(step, x)
-    >>> report.result
-    tensor(4., grad_fn=<SumBackward0>)
-    >>> [(f.op, f.kind, f.consequence) for f in report]
-    [('x[...] = v', 'non-leaf view (CopySlices)', 'safe')]
-    """
-    if fn is None:
-        if args or kwargs:
-            raise TypeError("audit() takes arguments only after a function to call")
-        return _Audit()
-    context = _Audit()
-    with context as report:
-        try:
-            report.result = fn(*args, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - reported in report.error
-            report.error = exc
-    return report
+__all__ = ["CONSEQUENCES", "CONSEQUENCE_TABLE", "FAIL_ON", "AuditReport", "audit"]

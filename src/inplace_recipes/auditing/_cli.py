@@ -44,10 +44,10 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
-from .children import ChildAudits, write_records
-from .paths import user_path
-from .records import FAIL_ON
-from .running import Outcome, load, run
+from ._children import ChildAudits, write_records
+from ._paths import user_path
+from ._records import FAIL_ON
+from ._running import Outcome, load, run
 
 __all__ = [
     "EXIT_FOUND",
@@ -217,7 +217,7 @@ def _fixes(
     is told each step as it happens, and ``--diff`` prints the diff on stdout.
     """
     try:
-        from . import rewrite
+        from . import _rewrite as rewrite
     except ImportError as missing:  # libcst is the optional extra audit-fix
         raise SystemExit(
             f"inplace_recipes audit --fix and --diff need libcst ({missing}): "

@@ -26,10 +26,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from . import audit
-from .paths import user_path
-from .records import FAIL_ON
-from .report import AuditReport
+from ._audit import audit
+from ._paths import user_path
+from ._records import FAIL_ON
+from ._report import AuditReport
 
 __all__ = ["AuditFailed", "load_ipython_extension"]
 

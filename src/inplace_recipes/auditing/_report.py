@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from .._table import text_table
-from .paths import library_path, user_path
-from .records import CONSEQUENCES, HARMFUL, Write
+from ._paths import library_path, user_path
+from ._records import CONSEQUENCES, HARMFUL, Write
 
 __all__ = ["CONSEQUENCES", "RECORD_FIELDS", "AuditReport", "Finding", "Row", "finding"]
 
@@ -54,7 +54,7 @@ TIMES = "\u00d7"
 class Finding:
     """One in-place write, as one call made it.
 
-    ``consequence`` is a name of :data:`~inplace_recipes.auditing.records.CONSEQUENCE_TABLE`:
+    ``consequence`` is a name of :data:`~inplace_recipes.auditing._records.CONSEQUENCE_TABLE`:
     ``"wrong gradients"`` (autograd does not see the write: ``.data``,
     ``no_grad`` on a non-leaf), ``"backward fails"`` (a tensor saved for a
     backward that ran after the write changed), ``"raises"`` (autograd
@@ -85,7 +85,7 @@ class Finding:
     dtype: str = ""
     after: str = ""
     inside: str | None = None
-    #: The code change ``audit --fix`` makes (:class:`~inplace_recipes.auditing.advice.Fix`);
+    #: The code change ``audit --fix`` makes (:class:`~inplace_recipes.auditing._advice.Fix`);
     #: ``None`` for a harmless write and for a fix that is advice.
     edit: dict[str, Any] | None = None
 

@@ -61,11 +61,11 @@ from torch.overrides import TorchFunctionMode
 from torch.utils.weak import WeakIdKeyDictionary
 
 from ..error_reference import explain
-from . import advice
-from .engine import backward_of, engine_sees
-from .fast_paths import unchanged_fast_paths
-from .paths import user_path
-from .records import HARMLESS, Node, Sentinel, Write
+from . import _advice as advice
+from ._engine import backward_of, engine_sees
+from ._fast_paths import unchanged_fast_paths
+from ._paths import user_path
+from ._records import HARMLESS, Node, Sentinel, Write
 
 __all__ = ["RAISED_KINDS", "Recorder"]
 

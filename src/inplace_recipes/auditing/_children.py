@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from .paths import user_path
-from .report import Finding
+from ._paths import user_path
+from ._report import Finding
 
 __all__ = ["ChildAudits", "audited_command", "write_records"]
 
@@ -39,7 +39,7 @@ _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
 #: Run in a rewritten Python child: make this package importable, then audit the rest of argv.
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv.pop(1)); "
-    "from inplace_recipes.auditing.cli import child_main; sys.exit(child_main(sys.argv[1:]))"
+    "from inplace_recipes.auditing._cli import child_main; sys.exit(child_main(sys.argv[1:]))"
 )
 #: Python options that take a value (``-W ignore``): the value is not the script.
 _VALUED = frozenset({"-W", "-X", "--check-hash-based-pycs"})
@@ -54,7 +54,7 @@ class _AuditedTarget:
     token: str
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from . import audit
+        from ._audit import audit
 
         context = audit()
         try:

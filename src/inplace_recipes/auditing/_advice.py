@@ -26,8 +26,8 @@ from typing import Any
 
 import torch
 
-from .paths import user_path
-from .records import Write
+from ._paths import user_path
+from ._records import Write
 
 __all__ = ["Fix", "fix_for", "label", "out_of_place"]
 

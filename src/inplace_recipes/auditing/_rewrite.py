@@ -1,7 +1,7 @@
 """Apply the audit's code fixes to the user's files, keeping comments and formatting (libcst).
 
 :func:`plan` takes the report's records and, for each one whose fix is a
-change of code (its ``edit``, see :class:`~inplace_recipes.auditing.advice.Fix`),
+change of code (its ``edit``, see :class:`~inplace_recipes.auditing._advice.Fix`),
 rewrites its file with `libcst <https://libcst.readthedocs.io>`_, a concrete
 syntax tree that keeps every comment, blank line and quote as written. It
 writes nothing: :meth:`Plan.diff` gives the unified diff and :meth:`Plan.write`
@@ -40,7 +40,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
-from .paths import user_path
+from ._paths import user_path
 
 __all__ = ["Plan", "plan"]
 

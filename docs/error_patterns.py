@@ -9,7 +9,7 @@ One source, :mod:`inplace_recipes._error_kinds`, read three ways:
   catalogue (``locale/zh_CN/LC_MESSAGES/errors.po``) translates these very
   words; without an argument it renders the words every answer shares;
 - the error box (``_static/error-box.js``) runs the same reading rewrites,
-  patterns and cause filters on a pasted message, from the table
+  patterns, words of each wording's literal and cause filters on a pasted message, from the table
   :func:`table` exports into ``_static/error-patterns.js`` at each HTML
   build, with each text as the build's edition words it (the catalogue's
   translation in the Chinese edition), and assembles the lines as
@@ -28,8 +28,17 @@ from pathlib import Path
 from typing import Any
 
 from inplace_recipes import error_reference
-from inplace_recipes._error_kinds import ERRORS, LIBRARY_WRITE, NOTES
-from inplace_recipes._error_reading import READING
+from inplace_recipes._error_kinds import ERRORS, ERRORS_PAGE, LIBRARY_WRITE, NOTES
+from inplace_recipes._error_reading import READING, Rewrite
+from inplace_recipes._error_words import (
+    LITERALS,
+    MAX_WORDS,
+    MIN_OPENING,
+    MIN_PHRASE,
+    SMALL_WORDS,
+    WEIGHTLESS,
+    WORD_FORM,
+)
 
 #: The generated script, under the build's ``_static``.
 FILE = "error-patterns.js"
@@ -60,6 +69,8 @@ def shared_texts() -> list[str]:
     return [
         *error_reference.LINES.values(),
         error_reference.CAUSES_HEADING,
+        error_reference.ALSO_HEADING,
+        error_reference.UNDECIDED_HEADING,
         error_reference.AUDIT_HINT,
         *(note.template for note in NOTES),
         LIBRARY_WRITE.says,
@@ -88,6 +99,7 @@ def table(translate: Translate = str) -> dict[str, Any]:
                 "title": translate(kind.title),
                 "why": translate(kind.why),
                 "wordings": [_js(w.pattern, kind.slug) for w in kind.wordings],
+                "threads": [w.threads for w in kind.wordings],
                 "details": [
                     {"pattern": _js(d.pattern, kind.slug), "template": translate(d.template)}
                     for d in kind.details
@@ -103,14 +115,19 @@ def table(translate: Translate = str) -> dict[str, Any]:
             }
         )
     return {
-        "reading": [
-            {
-                "pattern": _js(r.pattern, r.why),
-                "replacement": re.sub(r"\\(\d)", r"$\1", r.replacement),
-                "flags": "gm" if r.multiline else "g",
-            }
-            for r in READING
-        ],
+        "reading": [_rewrite(r) for r in READING],
+        "words": {
+            "form": [_rewrite(r) for r in WORD_FORM],
+            "small": sorted(SMALL_WORDS),
+            "weightless": sorted(WEIGHTLESS),
+            "minOpening": MIN_OPENING,
+            "minPhrase": MIN_PHRASE,
+            "maxWords": MAX_WORDS,
+            "literals": [list(literal) for _, _, literal in LITERALS],
+            "section": [section for section, _, _ in LITERALS],
+            "wording": [wording for _, wording, _ in LITERALS],
+        },
+        "errorsPage": ERRORS_PAGE,
         "kinds": kinds,
         "notes": [
             {"pattern": _js(n.pattern, "notes"), "template": translate(n.template)} for n in NOTES
@@ -122,7 +139,18 @@ def table(translate: Translate = str) -> dict[str, Any]:
         },
         "lines": {name: translate(text) for name, text in error_reference.LINES.items()},
         "causesHeading": translate(error_reference.CAUSES_HEADING),
+        "alsoHeading": translate(error_reference.ALSO_HEADING),
+        "undecidedHeading": translate(error_reference.UNDECIDED_HEADING),
         "auditHint": translate(error_reference.AUDIT_HINT),
+    }
+
+
+def _rewrite(rewrite: Rewrite) -> dict[str, str]:
+    """A rewrite as the box applies it (``$1`` for ``\\1``)."""
+    return {
+        "pattern": _js(rewrite.pattern, rewrite.why),
+        "replacement": re.sub(r"\\(\d)", r"$\1", rewrite.replacement),
+        "flags": "gm" if rewrite.multiline else "g",
     }
 
 

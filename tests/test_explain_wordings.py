@@ -30,9 +30,11 @@ SAVED = (
     ("kind", "wording"), WORDINGS, ids=[f"{k.slug}: {w.releases}" for k, w in WORDINGS]
 )
 def test_each_wording_reaches_its_section_with_its_literal_message(kind, wording) -> None:  # type: ignore[no-untyped-def]
-    explained = explain(wording.example)
-    assert explained.slug == kind.slug
-    assert explained.wording == wording
+    for literal in wording.literals:  # the example, and each other form its pattern matches
+        explained = explain(literal)
+        assert explained.slug == kind.slug, literal
+        assert explained.wording == wording, literal
+        assert explained.alternatives == (), literal
 
 
 def test_every_wording_names_its_releases_and_where_it_was_seen() -> None:

@@ -8,8 +8,10 @@ error box (the same module exports the table for it). A record holds
 
 - its :class:`Wording` s: what each torch release prints, as a pattern
   searched in the message as :func:`~inplace_recipes._error_reading.read`
-  gives it, with one literal message that a test matches (a later release's
-  new wording is one more line here);
+  gives it, with one literal message that a test matches (and any other form
+  the pattern matches), and how many real threads print it (a later release's
+  new wording is one more line here); a paste that no pattern matches, cut or
+  retyped, is found by the words of these literals (``_error_words``);
 - its :class:`Cause` s, the most frequent first (the order measured on the
   real messages of ``tests/data/real_errors.json``), each with the fix that
   the thread found and a pattern that the message must match for that cause
@@ -40,6 +42,28 @@ class Wording:
     #: Where the literal comes from: ``"live"`` (a repro on errors.md prints it), ``"cut"``
     #: (a live message as users paste it, cut after its first words) or a public thread.
     seen: str = "live"
+    #: Other literal messages of these releases that the pattern matches, each with words the
+    #: example lacks (the words matcher, ``_error_words``, reads a paste against each).
+    forms: tuple[str, ...] = ()
+    #: Whether torch also prints the example with "its base or another view of its base has
+    #: been modified" for "is being modified" (the write went into the view's base).
+    base_form: bool = False
+    #: How many threads of the real-message data set's tune split print this wording (the
+    #: first wording whose pattern matches): a paste that two sections' wordings share is
+    #: most likely the one more threads print (tests/test_explain_real_errors.py counts them).
+    threads: int = 0
+
+    @property
+    def literals(self) -> tuple[str, ...]:
+        """The example, then each other form the pattern matches."""
+        based = (_based(self.example),) if self.base_form else ()
+        return (self.example, *based, *self.forms)
+
+
+def _based(message: str) -> str:
+    """``message`` as torch prints it when the write went into the view's base."""
+    indirect = "and its base or another view of its base has been modified"
+    return message.replace("and is being modified", indirect, 1)
 
 
 @dataclass(frozen=True)
@@ -121,6 +145,15 @@ _CUSTOM_TAIL = (
     "with the custom Function, leading to incorrect gradients. This behavior is forbidden. You "
     "can fix this by cloning the output of the custom Function."
 )
+#: Torch 1.5 to 1.7's deprecation warning for a custom Function's view, after the node's name
+#: (https://github.com/frgfm/torch-cam/issues/72 shows it for a full backward hook).
+_CUSTOM_WARNING = (
+    " is a view and is being modified inplace. This view was created inside a custom Function "
+    "(or because an input was returned as-is) and the autograd logic to handle view+inplace "
+    "would override the custom backward associated with the custom Function, leading to "
+    "incorrect gradients. This behavior is deprecated and will be forbidden starting version "
+    "1.6. You can remove this warning by cloning the output of the custom Function."
+)
 _MULTI_TAIL = (
     "This view is the output of a function that returns multiple views. Such functions do not "
     "allow the output views to be modified inplace. You should replace the inplace operation by "
@@ -180,6 +213,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 r"(?<!view of )a leaf Variable that requires grad is being used in an in-place "
                 r"operation",
                 "a leaf Variable that requires grad is being used in an in-place operation.",
+                threads=4,
             ),
             Wording(
                 "0.2 to 0.4: an in-place op on the leaf; 1.0 to 2.13: a custom Function's "
@@ -226,6 +260,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 r"operation",
                 "a view of a leaf Variable that requires grad is being used in an in-place "
                 "operation.",
+                threads=12,
             ),
         ),
         (
@@ -262,6 +297,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "version 1; expected version 0 instead. Hint: the backtrace further above shows "
                 "the operation that failed to compute its gradient. The variable in question was "
                 "changed in there or anywhere later. Good luck!",
+                threads=38,
             ),
         ),
         (
@@ -341,6 +377,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "0.3 to 2.13",
                 r"leaf variable has been moved into the graph interior",
                 "leaf variable has been moved into the graph interior",
+                threads=3,
             ),
         ),
         (
@@ -365,6 +402,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 r"is a view and is being modified inplace\. This view is the output of a "
                 r"function that returns multiple views",
                 f"Output 0 of Unbind is a view and is being modified inplace. {_MULTI_TAIL}",
+                threads=8,
             ),
             Wording(
                 '1.8 (an error, worded "an output")',
@@ -374,6 +412,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "This view is an output of a function that returns multiple views. Inplace "
                 "operators on such views is forbidden.",  # the thread's paste is cut after it
                 "https://github.com/kail8/UnsupDIS-pytorch/issues/26",
+                threads=1,
             ),
             Wording(
                 "1.7 (a deprecation UserWarning: the write still ran)",
@@ -386,6 +425,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "produced this view or don't modify this view inplace. (Triggered internally at "
                 " ../torch/csrc/autograd/variable.cpp:491.)",
                 "https://github.com/pytorch/pytorch/issues/46820",
+                threads=3,
             ),
             Wording(
                 "1.8 to 2.13, the first sentence alone",
@@ -418,6 +458,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 r"This view is the output of a function that returns multiple views",
                 "Output 0 of Unbind is a view and its base or another view of its base has been "
                 f"modified inplace. {_MULTI_TAIL}",
+                threads=1,
             ),
             Wording(
                 "1.8 to 2.13, the first sentence alone",
@@ -451,10 +492,26 @@ ERRORS: tuple[ErrorKind, ...] = (
             Wording(
                 "1.9 to 2.13",
                 r"A view was created in no_grad mode and (?:is being|its base or another view of "
-                r"its base has been) modified inplace with grad mode enabled(?!\. This view was "
-                r"created inside a custom Function)",
+                r"its base has been) modified inplace with grad mode enabled(?!\. This view (?:was "
+                r"created inside a custom Function|is the output of a function that returns "
+                r"multiple views))",
                 "A view was created in no_grad mode and is being modified inplace with grad mode "
                 f"enabled. {_NO_GRAD_TAIL}",
+                base_form=True,
+                threads=1,
+            ),
+            Wording(
+                # torch 2.13 prints it too, where no no_grad ran: x.split(2)[0].mul_(w), x
+                # without grad and w with it (a multi-output view without a grad_fn)
+                "1.8 to 2.13: a view from a function that returns multiple views",
+                r"A view was created in no_grad mode and (?:is being|its base or another view of "
+                r"its base has been) modified inplace with grad mode enabled\. This view is the "
+                r"output of a function that returns multiple views",
+                "A view was created in no_grad mode and is being modified inplace with grad mode "
+                f"enabled. {_MULTI_TAIL}",
+                "https://github.com/Jakaria08/EESRGAN/issues/25",
+                base_form=True,
+                threads=1,
             ),
             Wording(
                 "1.9 to 2.13: a view of that view, written (v[0] = 5.0)",
@@ -462,12 +519,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 r"or another view of its base has been) modified inplace with grad mode enabled",
                 "Output 0 of Select is a view of a view which was created in no_grad mode and is "
                 f"being modified inplace with grad mode enabled. {_NO_GRAD_TAIL}",
-            ),
-            Wording(
-                "1.9 to 2.13, its first words alone",
-                r"A view was created in no_grad mode(?![\s\S]{0,400}inside a custom Function)",
-                "A view was created in no_grad mode...",
-                "cut",
+                base_form=True,
             ),
         ),
         (
@@ -500,6 +552,9 @@ ERRORS: tuple[ErrorKind, ...] = (
                 r"its base or another view of its base has been) modified in ?place\. This view "
                 r"was created inside a custom Function",
                 f"Output 0 of Identity is a view and is being modified inplace. {_CUSTOM_TAIL}",
+                forms=(f"UserWarning: Output 0 of Identity{_CUSTOM_WARNING}",),
+                base_form=True,
+                threads=2,
             ),
             Wording(
                 "1.8 to 2.13: the Function's input does not require grad",
@@ -508,6 +563,8 @@ ERRORS: tuple[ErrorKind, ...] = (
                 r"created inside a custom Function",
                 "A view was created in no_grad mode and is being modified inplace with grad mode "
                 f"enabled. {_CUSTOM_TAIL}",
+                base_form=True,
+                threads=1,
             ),
         ),
         (
@@ -536,6 +593,9 @@ ERRORS: tuple[ErrorKind, ...] = (
                 r"another view of its base has been) modified in ?place",
                 "Output 0 of BackwardHookFunction is a view and is being modified inplace. "
                 f"{_CUSTOM_TAIL}",
+                forms=(f"UserWarning: Output 0 of BackwardHookFunctionBackward{_CUSTOM_WARNING}",),
+                base_form=True,
+                threads=5,
             ),
         ),
         (
@@ -610,18 +670,21 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
                 "make a clone to get a normal tensor before doing inplace update.See "
                 "https://github.com/pytorch/rfcs/pull/17 for more details.",
+                threads=5,
             ),
             Wording(
                 "1.9 to 2.13: a view taken in inference mode",
                 r"A view was created in inference mode and",
                 "A view was created in inference mode and is being modified inplace in normal "
                 f"mode. {_INFERENCE_TAIL}",
+                base_form=True,
             ),
             Wording(
                 "1.9 to 2.13: a view of that view, written (w[0] = 5.0)",
                 r"is a view of a view which was created in inference mode and",
                 "Output 0 of Select is a view of a view which was created in inference mode and "
                 f"is being modified inplace in normal mode. {_INFERENCE_TAIL}",
+                base_form=True,
             ),
         ),
         (
@@ -704,6 +767,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 r"a Tensor",
                 "vmap: inplace arithmetic(self, *extra_args) "
                 + _VMAP_TAIL.format(op="inplace arithmetic"),
+                threads=2,
             ),
         ),
         (
@@ -805,6 +869,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "0.4 to 2.13",
                 r"cannot resize variables that require grad",
                 "cannot resize variables that require grad",
+                threads=2,
             ),
             Wording(
                 "1.11 to 2.13: a tensor with a forward-mode gradient",
@@ -835,6 +900,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
                 "called on these gradients. To fix this error, please refer to the "
                 "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.",
+                threads=4,
             ),
         ),
         (
@@ -861,6 +927,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "call in-place operation (aten::add_.Tensor) that would mutate a captured Tensor. "
                 "This is not supported; please rewrite the function being transformed to "
                 "explicitly accept the mutated Tensor(s) as inputs.",
+                threads=2,
             ),
         ),
         (

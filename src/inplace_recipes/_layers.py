@@ -10,7 +10,8 @@ layer         modules                                           what it is
 ``at``        ``_at``                                           ``at(x)[i].set(v)`` and friends
 ``tools``     ``compare``, ``_compare_cli``, ``matrix``,        what users run on their code and the
               ``graph``, ``claims``, ``error_reference`` (and   benchmark; tools may use each other,
-              its ``_error_kinds``, ``_error_reading``),
+              its ``_error_kinds``, ``_error_reading``,
+              ``_error_words``),
               ``auditing``, ``pytest_plugin``, ``bench``,       never in a circle
               ``__main__``
 ============  ================================================  =====================================
@@ -43,6 +44,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "claims",
             "_error_kinds",
             "_error_reading",
+            "_error_words",
             "error_reference",
             "auditing",
             "pytest_plugin",

@@ -5,7 +5,10 @@ wording, wrapped, prefixed, inside a traceback: see
 :mod:`inplace_recipes._error_reading`), finds its section of the error
 reference (``errors.html``) in the table of :mod:`inplace_recipes._error_kinds`,
 and answers with the causes that fit what the message says and the fix for
-each. The site's error box gives the same answer, from the same table.
+each. A paste that no wording's pattern matches, because it is cut or
+retyped, is found by its wording's words (:mod:`inplace_recipes._error_words`);
+where those words fit several sections, the answer says so. The site's error
+box gives the same answer, from the same table.
 
 >>> import torch
 >>> a = torch.ones(3, requires_grad=True)
@@ -18,6 +21,7 @@ view-of-leaf
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -32,6 +36,7 @@ from ._error_kinds import (
     Wording,
 )
 from ._error_reading import message_of, read
+from ._error_words import MIN_PHRASE, Match, heaviest_runs, matches, pasted
 
 __all__ = ["ERRORS", "ErrorKind", "Explanation", "error_kind", "explain"]
 
@@ -45,12 +50,23 @@ AUDIT_HINT = (
 CAUSES_HEADING = "Causes that fit this message, the most frequent first:"
 #: The answer's first line for a message that no section covers.
 NOT_RECOGNISED = "Not recognised as an autograd in-place error"
+#: The line after the title when the paste fits other sections as well; one line each follows.
+ALSO_HEADING = (
+    "The paste ends, or is reworded, before the words that tell these sections apart; it may "
+    "also be:"
+)
+#: The first line when the paste fits several sections that are seen equally often.
+UNDECIDED_HEADING = (
+    "The paste ends, or is reworded, before the words that tell these sections apart, which "
+    "real threads print equally often; it may be any of:"
+)
 #: How an answer's lines are written; ``{name}`` is filled in (the box fills them alike).
 LINES = {
     "title": "{title}.",
     "cause": "Cause: {says}",
     "fix": "Fix: {fix}",
     "numbered": "{n}. {says} Fix: {fix}",
+    "section": "{title}: {url}",
 }
 
 
@@ -70,6 +86,9 @@ class Explanation:
     ``kind`` is ``None`` for a message the error reference does not cover.
     ``causes`` are the section's causes that fit the message, the most
     frequent first; ``fix`` is the first one's fix (the fix shown first).
+    ``alternatives`` are the other sections that a cut or reworded paste fits
+    as well, the most frequent first; when ``kind`` is ``None`` they are the
+    sections it fits, seen equally often, and the answer does not choose.
     """
 
     message: str
@@ -78,6 +97,7 @@ class Explanation:
     fix: str = ""
     causes: tuple[Cause, ...] = ()
     wording: Wording | None = None
+    alternatives: tuple[ErrorKind, ...] = ()
 
     @property
     def recognized(self) -> bool:
@@ -101,9 +121,16 @@ class Explanation:
 
     def lines(self) -> list[str]:
         """The answer's lines without its link: what the site's error box shows."""
+        others = [
+            fill(LINES["section"], {"title": kind.title, "url": kind.url})
+            for kind in self.alternatives
+        ]
         if self.kind is None:
-            return []
-        lines = [fill(LINES["title"], {"title": self.kind.title}), self.kind.why]
+            return [UNDECIDED_HEADING, *others] if others else []
+        lines = [fill(LINES["title"], {"title": self.kind.title})]
+        if others:
+            lines += [ALSO_HEADING, *others]
+        lines.append(self.kind.why)
         if self.details:
             lines.append(self.details)
         if len(self.causes) == 1:
@@ -119,6 +146,8 @@ class Explanation:
         return lines
 
     def __str__(self) -> str:
+        if self.kind is None and self.alternatives:
+            return "\n".join(self.lines())
         if self.kind is None:
             first = self.message.strip().splitlines()[0] if self.message.strip() else ""
             return f"{NOT_RECOGNISED}: {first[:200]!r}\nKnown errors: {ERRORS_PAGE}"
@@ -140,19 +169,72 @@ def _filled(details: tuple[Detail, ...], text: str) -> list[str]:
     return filled
 
 
-def answer(text: str) -> Explanation:
-    """The explanation of an already read message (see :func:`explain`)."""
+def _pattern(text: str) -> tuple[ErrorKind, Wording] | None:
+    """The first section whose wording's pattern matches ``text``, and that wording."""
     for kind in ERRORS:
         wording = next((w for w in kind.wordings if _search(w.pattern, text)), None)
-        if wording is None:
-            continue
-        causes = tuple(c for c in kind.causes if not c.when or _search(c.when, text))
-        causes = causes or kind.causes  # a message too short to tell: every cause fits
-        if _search(LIBRARY_WRITE.when, text):
-            causes = (LIBRARY_WRITE, *causes)
-        details = " ".join(_filled(kind.details, text) + _filled(NOTES, text))
-        return Explanation(text, kind, details, causes[0].fix, causes, wording)
-    return Explanation(text, None)
+        if wording is not None:
+            return kind, wording
+    return None
+
+
+def sections(text: str) -> list[Match]:
+    """The sections an already read message may be, the most frequent first.
+
+    The section whose pattern matches, with each section whose run of words, as
+    heavy, goes on to the end of the paste or of its literal (a paste cut before
+    the words that tell them apart); unless the message holds a heavier run of
+    another section's words that goes on so, or one heavier by
+    :data:`~inplace_recipes._error_words.MIN_PHRASE` words (the pattern matched
+    part of a longer or retyped wording: ``a view on a leaf Variable ...``).
+    Without a pattern, the sections whose runs of words weigh the most
+    (:func:`~inplace_recipes._error_words.matches`).
+    """
+    runs = heaviest_runs(*pasted(text))
+    found = matches(runs)
+    exact = _pattern(text)
+    if exact is not None:
+        kind, wording = exact
+        heavy = {m.kind.slug: m for m in found}
+        own = heavy.get(kind.slug, Match(kind, wording, 0, wording.threads))
+        clean = {m.kind.slug: m for m in matches(runs, clean=True)}
+        found = []
+        for other in ERRORS:
+            run, clean_run = heavy.get(other.slug), clean.get(other.slug)
+            if other is kind:
+                continue
+            if run is not None and run.weight >= own.weight + MIN_PHRASE:
+                found.append(run)
+            elif clean_run is not None and clean_run.weight > own.weight:
+                found.append(clean_run)
+        if not found:
+            ties = [m for m in clean.values() if m.kind is not kind and m.weight == own.weight]
+            mine = Match(kind, wording, own.weight, own.threads)
+            return _ranked([mine, *(ties if own.weight else [])])
+    heaviest = max((m.weight for m in found), default=0)
+    return _ranked([m for m in found if m.weight == heaviest])
+
+
+def _ranked(found: list[Match]) -> list[Match]:
+    order = {kind.slug: n for n, kind in enumerate(ERRORS)}
+    return sorted(found, key=lambda m: (-m.threads, order[m.kind.slug]))
+
+
+def answer(text: str) -> Explanation:
+    """The explanation of an already read message (see :func:`explain`)."""
+    found = sections(text)
+    if len(found) > 1 and found[0].threads == found[1].threads:
+        return Explanation(text, None, alternatives=tuple(m.kind for m in found))
+    if not found:
+        return Explanation(text, None)
+    kind, wording = found[0].kind, found[0].wording
+    causes = tuple(c for c in kind.causes if not c.when or _search(c.when, text))
+    causes = causes or kind.causes  # a message too short to tell: every cause fits
+    if _search(LIBRARY_WRITE.when, text):
+        causes = (LIBRARY_WRITE, *causes)
+    details = " ".join(_filled(kind.details, text) + _filled(NOTES, text))
+    others = tuple(m.kind for m in found[1:])
+    return Explanation(text, kind, details, causes[0].fix, causes, wording, others)
 
 
 def explain(error: BaseException | str) -> Explanation:
@@ -173,10 +255,7 @@ def explain(error: BaseException | str) -> Explanation:
     """
     message = message_of(error)
     explained = answer(read(message))
-    return Explanation(
-        message, explained.kind, explained.details, explained.fix, explained.causes,
-        explained.wording,
-    )  # fmt: skip
+    return dataclasses.replace(explained, message=message)
 
 
 def error_kind(slug: str) -> ErrorKind:

@@ -256,7 +256,8 @@ def test_an_exception_whose_str_raises_is_explained_not_raised() -> None:
 # importing inductor (the default backend) uses torch.jit.script_method, deprecated in 2.13
 @pytest.mark.filterwarnings("ignore:.*torch.jit.script_method:DeprecationWarning")
 def test_force_eager_shows_the_eager_error_at_its_line_as_explain_advises() -> None:
-    """explain() on a compiled error advises set_stance("force_eager") "to see the line"."""
+    """explain()'s note on a compiled error: under set_stance("force_eager") an error raised
+    at the write points at its line ..."""
 
     def zero_first(a: torch.Tensor) -> torch.Tensor:
         a[0] = 0.0
@@ -268,3 +269,25 @@ def test_force_eager_shows_the_eager_error_at_its_line_as_explain_advises() -> N
     assert explain(info.value).slug == "view-of-leaf"
     assert "torch.compile" not in str(explain(info.value))
     assert info.traceback[-1].name == "zero_first"
+
+
+@pytest.mark.filterwarnings("ignore:.*torch.jit.script_method:DeprecationWarning")
+def test_force_eager_points_a_saved_tensor_error_at_backward_not_the_write() -> None:
+    """... and one about a tensor saved for backward points at backward (the note sends the
+    reader to audit() for the write), as the note says."""
+
+    def scale_in_place(a: torch.Tensor) -> torch.Tensor:
+        h = a.sigmoid()
+        h.mul_(2)
+        return h
+
+    def run() -> None:
+        with torch.compiler.set_stance("force_eager"):
+            torch.compile(scale_in_place)(torch.ones(3, requires_grad=True)).sum().backward()
+
+    with pytest.raises(RuntimeError) as info:
+        run()
+    assert explain(info.value).slug == "saved-tensor-modified"
+    names = [entry.name for entry in info.traceback]
+    assert "scale_in_place" not in names  # the write's frame is gone: backward raised
+    assert "run" in names

@@ -193,9 +193,10 @@ NOTES: tuple[Detail, ...] = (
     Detail(
         # Dynamo's fake-tensor run, or a backend that traces backward and raises while compiling
         r"Dynamo failed to run FX node with fake tensors|backend='\w{1,100}' raised",
-        "torch.compile raised it while tracing your function: it is the eager error, wrapped; "
-        'run without torch.compile (or under torch.compiler.set_stance("force_eager")) to see '
-        "the line.",
+        "torch.compile raised it while tracing your function: it is the eager error, wrapped. "
+        'Without torch.compile (or under torch.compiler.set_stance("force_eager")) an error '
+        "that torch raises at the write points at its line; one about a tensor saved for "
+        "backward points at backward, and audit() finds the write.",
     ),
 )
 
@@ -659,10 +660,11 @@ ERRORS: tuple[ErrorKind, ...] = (
         "inference-tensor",
         "Inference tensors",
         "The tensor was made under torch.inference_mode(), which gives it no version "
-        "counter, so it cannot be written in place anywhere outside inference_mode, not even "
-        "under torch.no_grad(), except through .data or .numpy(), which go unchecked (nor can "
-        "a view taken there be written by a write autograd would record: with gradients on, "
-        "into a tensor or with a value that requires grad).",
+        "counter: outside inference_mode an in-place op on it or on a view of it raises, even "
+        "under torch.no_grad(); only aliases autograd does not track are written, unchecked "
+        "(an in-place op on .data or .detach(), .numpy(), the storage). Nor can a view taken "
+        "there be written by a write autograd would record: with gradients on, into a tensor "
+        "or with a value that requires grad.",
         (
             Wording(
                 "1.9 to 2.13",
@@ -708,9 +710,10 @@ ERRORS: tuple[ErrorKind, ...] = (
         "expanded",
         "In-place operation on an expanded tensor",
         "expand() and broadcasting views repeat one element with stride 0; a write would hit "
-        "the same memory several times, so most in-place ops refuse (fill_, zero_ and a write "
-        "through an index such as e[0] = 5 do not, and change every element that shares the "
-        "memory).",
+        "the same memory several times, so most in-place ops refuse, as does a setitem that "
+        "selects the repeated memory (e[:] = 1). fill_, zero_, a setitem that selects each "
+        "location once (e[0] = 5) and one through a mask or index tensor go through, and "
+        "change every element that shares the memory.",
         (
             Wording(
                 "1.4 to 2.13",

@@ -539,3 +539,53 @@ def test_the_audit_page_says_how_many_scripts_the_default_run_audits() -> None:
     assert said, "the page no longer says how many scripts the default run audits"
     sample = [p for p in unchanged.SCRIPTS if p.name in unchanged.SAMPLE - unchanged.COMPILING]
     assert numbers[said.group(1)] == len(sample)
+
+
+def test_the_compiled_figure_and_lines_are_for_the_size_the_page_names(
+    results: dict[str, Any],
+) -> None:
+    """The page: "The figure and the lines under it are for 1e6 float32 elements"."""
+    import inspect
+
+    figures = import_docs_module("performance_figures")
+    prose = import_docs_module("performance_prose")
+    page = " ".join((TOOLS / "plot_performance.py").read_text().replace("#", " ").split())
+    assert "The figure and the lines under it are for 1e6 float32 elements." in page
+    assert "figures.figure_compiled(results)" in page
+    assert "prose.compiled_lines(results)" in page
+    for fn in (figures.figure_compiled, prose.compiled_lines):
+        assert inspect.signature(fn).parameters["size"].default == 10**6, fn.__name__
+    compiled = {r["dtype"] for r in results["records"] if r["mode"] == "compile"}
+    assert compiled == {"float32"}
+
+
+def test_the_live_run_uses_the_rounds_the_page_names() -> None:
+    numbers = {"three": 3, "four": 4, "five": 5, "six": 6, "eight": 8}
+    page = (TOOLS / "plot_performance.py").read_text()
+    prose = " ".join(page.replace("#", " ").split())
+    said = re.search(r"the fastest of (\w+) interleaved rounds, and a bootstrap interval", prose)
+    assert said, "the live run's paragraph no longer names its rounds"
+    (live,) = re.findall(r"\n\s+rounds=(\d+),", page)
+    assert numbers[said.group(1)] == int(live)
+
+
+def test_the_goal_line_says_every_recipe_only_when_every_recipe_meets_its_goal(
+    results: dict[str, Any],
+) -> None:
+    """Generated on the page: "every recipe within 1.10x its raw one-liner", on the committed
+    run and on altered runs where each recipe in turn counts 20% more instructions."""
+    from inplace_recipes.bench import _results as results_of
+    from inplace_recipes.bench import _summary as summary
+
+    line = summary.goal_line(results)
+    assert ("every recipe within" in line) == (not results_of.over_goals(results)), line
+    counted = {c["entry"] for c in results["instructions"]["counts"]}
+    for recipe in [r for r in RECIPES if r in counted]:
+        worse = copy.deepcopy(results)
+        for count in worse["instructions"]["counts"]:
+            if count["entry"] == recipe and count["instructions"]:
+                count["instructions"] = round(count["instructions"] * 1.2)
+        line = summary.goal_line(worse)
+        assert "every recipe within" not in line, (recipe, line)
+        assert line.startswith("goals (instructions, "), (recipe, line)
+        assert " missed: " in line, (recipe, line)

@@ -94,6 +94,9 @@ def test_the_fail_on_classes_fail_what_the_page_says() -> None:
     """``any``: every consequence that needs a fix; ``unused-graph``: those that need a
     backward the code did not run; ``wrong-gradients``: only a wrong backward that ran;
     ``backward-fails``: a refusal, at the write or in a backward that ran."""
+    page = (TOOLS / "plot_audit_command.py").read_text()
+    listed = re.findall(r"^# - ``([\w-]+)``", page, re.MULTILINE)
+    assert sorted(listed) == sorted(FAIL_ON), listed  # the page's list is the whole set
     needs_a_fix = [c.name for c in CONSEQUENCE_TABLE if c.harmful]
     assert list(FAIL_ON["any"]) == needs_a_fix
     unrun = [c.name for c in CONSEQUENCE_TABLE if c.name.endswith(("if backpropagated", "again"))]

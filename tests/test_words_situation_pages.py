@@ -773,6 +773,58 @@ def test_min_and_max_cast_only_where_torch_casts(
     assert torch.equal(getattr(at(x)[0:2], method)(value), y)
 
 
+#: Index kinds for the compile check: basic, a mask, an index tensor that repeats a position.
+COMPILE_KINDS: dict[str, Any] = {
+    "basic": (1, slice(None, None, 2)),
+    "mask": torch.tensor([True, False, True]),
+    "repeating tensor": torch.tensor([2, 0, 2]),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("method", "kind"),
+    [
+        pytest.param(
+            m,
+            k,
+            marks=pytest.mark.xfail(
+                (m, k) == ("apply", "mask"),
+                strict=True,
+                reason="issue 28: apply through a mask guards on a data-dependent size",
+            ),
+        )
+        for m in sorted(_public_methods() - {"get"})
+        for k in COMPILE_KINDS
+    ],
+)
+def test_every_method_compiles_with_fullgraph(method: str, kind: str) -> None:
+    """``torch.compile(fullgraph=True)`` (traced with ``aot_eager``): eager's value and gradients."""
+    index = COMPILE_KINDS[kind]
+    gen = torch.Generator().manual_seed(0)
+    x = torch.rand(3, 4, generator=gen, dtype=torch.float64) + 0.5
+    v = torch.rand(x[index].shape, generator=gen, dtype=torch.float64) + 0.5
+
+    def write(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        if method == "apply":
+            return at(a)[index].apply(torch.sin)
+        return getattr(at(a)[index], method)(b)
+
+    def run(fn: Callable[..., torch.Tensor]) -> list[torch.Tensor]:
+        a, b = x.clone().requires_grad_(), v.clone().requires_grad_()
+        out = fn(a, b)
+        grads = torch.autograd.grad((out * out).sum(), (a, b), allow_unused=True)
+        return [out.detach(), *(torch.zeros(1) if g is None else g for g in grads)]
+
+    torch._dynamo.reset()
+    try:
+        got = run(torch.compile(write, fullgraph=True, backend="aot_eager"))
+    finally:
+        torch._dynamo.reset()
+    for g, w in zip(got, run(write), strict=True):
+        torch.testing.assert_close(g, w)
+
+
 _IN_PLACE = {
     "add": "__iadd__",
     "subtract": "__isub__",

@@ -4,8 +4,8 @@
 
 ``at(x)[index].set(value)`` returns a new tensor with ``x[index]`` replaced
 and never changes ``x``, like JAX's ``x.at[index].set(value)``. It also adds,
-multiplies, takes minima and applies functions at an index; duplicate
-positions apply every update; and it works, with correct gradients, under
+multiplies, takes minima and applies functions at an index; at a repeated
+position, each update but ``set`` and ``apply`` applies every value; and it works, with correct gradients, under
 autograd, ``torch.func.grad``, forward mode (``jvp``, ``jacfwd``,
 ``hessian``), ``vmap`` (where ``clone()`` + setitem fails for a batched
 value), ``functionalize`` and ``torch.compile(fullgraph=True)``.
@@ -16,7 +16,8 @@ dtype, gradients in reverse and forward mode; at duplicate positions, the
 statement applied once per occurrence, where torch's own ``y[i] += v``
 applies it once), or raises an error that
 names the problem. What changed to make that hold: every index goes through
-the package's one index model; integer tensors follow torch's type
+the package's one index model (or, where ``set`` picks the ``clone`` recipe,
+torch's own setitem); integer tensors follow torch's type
 promotion; ``multiply``, ``divide`` and ``power`` no longer go through
 ``scatter_reduce(reduce="prod")``, whose forward-mode tangent torch drops;
 and ``apply`` has one meaning for every kind of index.
@@ -78,7 +79,8 @@ for method in ["set", "add", "multiply", "max"]:
 # slices, ``...``, ``None``, boolean masks, index tensors, lists, and all of
 # them mixed, including torch's own layout of a mixed index. ``at()`` does
 # not read the index itself: it hands it to the package's index model
-# (:class:`inplace_recipes._indexing.IndexPlan`), the one every recipe uses.
+# (:class:`inplace_recipes._indexing.IndexPlan`), which every recipe but
+# ``clone`` uses, or, where ``set`` picks ``clone``, to torch's own setitem.
 # The cell checks each form against ``clone()`` + setitem:
 
 m = torch.arange(24.0).view(2, 3, 4)
@@ -399,7 +401,7 @@ torch._dynamo.reset()
 # gradients are only implemented if ``unique_indices=True``"); ``min`` and
 # ``max`` at a repeated position whose values tie apply ``torch.minimum`` or
 # ``torch.maximum`` once per occurrence, each halving the gradient between the
-# two tied sides, where JAX shares it equally among every tied entry; and
+# two tied sides, where JAX shares it equally among the tied entries; and
 # torch has no negative slice steps (``x[::-1]`` raises ``ValueError``, in
 # setitem and in ``at[]``).
 

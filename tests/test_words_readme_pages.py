@@ -308,6 +308,10 @@ def test_every_in_place_write_moves_the_version_counter_but_apply_map_and_map2(
         if (o := run_in_place(n, lambda s, d: _plain(s, d), through_view)).wrote and not o.counted
     )
     assert wrote_uncounted == sorted(UNCOUNTED)
+    t = torch.zeros(3)
+    with torch.autograd._unsafe_preserve_version_counter(t):
+        t.add_(1)  # counted, then put back
+    assert t._version == 0
     for page in ("docs/concepts/version-counter.md", "docs/errors.md"):
         for name in UNCOUNTED:
             assert f"`{name}`" in _page_text(page), (page, name)
@@ -1072,3 +1076,47 @@ def test_compare_gradients_checks_every_other_recipe_against_clone() -> None:
     report = ir.compare_gradients(x, 0, 42.0)
     assert report.reference == "clone"
     assert list(report.results) == list(ir.RECIPES)
+
+
+# -- index.md: the views setitem refuses, over more kinds of view -----------------------------
+
+
+def _more_views() -> dict[str, tuple[Callable[[], torch.Tensor], str | None]]:
+    """Views that tests/test_setitem_on_views.py does not take, and the page's words for the
+    ones setitem refuses (``split`` with a list of sizes is ``split_with_sizes``)."""
+    leaf = lambda: torch.rand(4, 4, requires_grad=True) * 1
+    complex_leaf = lambda: torch.rand(4, dtype=torch.complex64, requires_grad=True) * 1
+    return {
+        "unsqueeze": (lambda: leaf().unsqueeze(0), None),
+        "squeeze": (lambda: leaf()[None].squeeze(0), None),
+        "permute": (lambda: leaf().permute(1, 0), None),
+        "movedim": (lambda: leaf().movedim(0, 1), None),
+        "swapaxes": (lambda: leaf().swapaxes(0, 1), None),
+        "unflatten": (lambda: leaf().unflatten(1, (2, 2)), None),
+        "flatten": (lambda: leaf().flatten(), None),
+        "reshape": (lambda: leaf().reshape(16), None),
+        "mT": (lambda: leaf().mT, None),
+        "imag": (lambda: complex_leaf().imag, None),
+        "view_as_complex": (lambda: torch.view_as_complex(leaf()[:, :2].contiguous()), None),
+        "alias": (lambda: torch.ops.aten.alias(leaf()), None),
+        "hsplit": (lambda: leaf().hsplit(2)[0], None),
+        "vsplit": (lambda: leaf().vsplit(2)[0], None),
+        "unsafe_split": (lambda: leaf().unsafe_split(2)[0], None),
+        "unsafe_chunk": (lambda: leaf().unsafe_chunk(2)[0], None),
+        "split with sizes": (lambda: leaf().split([2, 2])[0], "an output of split"),
+        "split_with_sizes": (lambda: leaf().split_with_sizes([2, 2])[0], "an output of split"),
+    }
+
+
+@pytest.mark.parametrize("index", ["v[0]", "v[:]", "v[tensor([0])]"])
+@pytest.mark.parametrize("name", list(_more_views()))
+def test_setitem_refuses_only_the_views_the_landing_page_lists_over_more_kinds(
+    name: str, index: str
+) -> None:
+    from test_setitem_on_views import INDICES, VIEWS, _refuses
+
+    assert not set(_more_views()) & set(VIEWS)
+    make, listed = _more_views()[name]
+    assert _refuses(make, INDICES[index]) is (listed is not None), (name, index)
+    if listed is not None:
+        assert "an output of `split`, `chunk` or `unbind`" in _page_text("docs/index.md")

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from inplace_recipes import compare_gradients
 from inplace_recipes._at import at
 from inplace_recipes._indexing import as_value
-from strategies import Case, cases
+from strategies import Case, cases, examples
 
 METHODS = ["set", "add", "subtract", "multiply", "divide", "power", "min", "max", "apply"]
 
@@ -62,7 +62,7 @@ def fns(method: str) -> tuple[dict[str, Callable[..., torch.Tensor]], Callable[.
 
 @pytest.mark.parametrize("method", METHODS)
 @given(case=cases())
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 def test_matches_reference_forward_and_backward(method: str, case: Case) -> None:
     if method == "divide":  # 0 / 0 and x / 0: nan and inf gradients differ by path
         assume(bool((torch.as_tensor(case.value) != 0).all()))
@@ -139,7 +139,7 @@ def apply_each(method: str) -> Callable[..., torch.Tensor]:
 
 @pytest.mark.parametrize("method", list(_SEQUENTIAL))
 @given(case=duplicates())
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 def test_duplicates_apply_every_update(method: str, case: tuple[torch.Tensor, ...]) -> None:
     x, index, value = case
     report = compare_gradients(
@@ -153,7 +153,7 @@ def test_duplicates_apply_every_update(method: str, case: tuple[torch.Tensor, ..
 
 
 @given(case=duplicates())
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 def test_add_with_duplicates_is_index_put_accumulate(case: tuple[torch.Tensor, ...]) -> None:
     x, index, value = case
     want = x.clone().index_put_((index,), value, accumulate=True)
@@ -161,7 +161,7 @@ def test_add_with_duplicates_is_index_put_accumulate(case: tuple[torch.Tensor, .
 
 
 @given(case=duplicates())
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 def test_apply_with_duplicates_applies_once_per_position(case: tuple[torch.Tensor, ...]) -> None:
     x, index, _ = case
     unique = torch.unique(index % x.shape[0])
@@ -178,7 +178,7 @@ def test_apply_with_duplicates_applies_once_per_position(case: tuple[torch.Tenso
 
 
 @given(case=duplicates())
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 def test_set_with_duplicates_writes_one_of_the_values(case: tuple[torch.Tensor, ...]) -> None:
     """As JAX documents: one of the values is written, unspecified which.
     Gradients are those of setitem: every value gets the gradient of its
@@ -458,7 +458,7 @@ def tied_duplicates(draw: st.DrawFn) -> tuple[torch.Tensor, torch.Tensor, torch.
 
 @pytest.mark.parametrize("method", ["min", "max"])
 @given(case=tied_duplicates())
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 def test_min_max_with_tied_duplicates_apply_once_per_occurrence(
     method: str, case: tuple[torch.Tensor, ...]
 ) -> None:

@@ -993,7 +993,12 @@ def _runs_a_function_method(user: FrameType) -> bool:
 
 
 def _returning(name: str) -> bool:
-    """Whether this is the ``view_as`` a custom Function's ``apply`` makes of an input it returns."""
+    """Whether this is the ``view_as`` a custom Function's ``apply`` makes of an input it returns.
+
+    Seen by its ``apply`` frame, which torch 2.14 no longer has (:data:`_APPLY_IN_PYTHON`);
+    there, as on 2.13, that ``view_as`` runs with grad off, where :meth:`Recorder._before`
+    looks for no reuse anyway.
+    """
     if name != "view_as":
         return False
     inner = _frames()[1]

@@ -14,6 +14,7 @@ says when a file no longer covers what the tree checks today.
 
 from __future__ import annotations
 
+import ast
 import doctest
 import hashlib
 import html
@@ -44,6 +45,7 @@ __all__ = [
     "error_examples",
     "fingerprints",
     "load_results",
+    "other_releases",
     "pinned_torch",
     "side_by_side",
     "stale_reasons",
@@ -84,6 +86,20 @@ def pinned_torch(pyproject: Path = ROOT / "pyproject.toml") -> str:
     if found:
         return found.group(1)
     raise ValueError(f"{pyproject} pins no torch release (no 'torch==X' in dependency group 'pin')")
+
+
+def other_releases(noxfile: Path = ROOT / "noxfile.py") -> list[str]:
+    """The releases besides the pin that ``nox -s releases`` runs: ``OTHER_TORCH_RELEASES``.
+
+    Read from the noxfile's text, not imported (nox need not be installed).
+    """
+    for node in ast.parse(noxfile.read_text()).body:
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            named = any(getattr(t, "id", None) == "OTHER_TORCH_RELEASES" for t in targets)
+            if named and node.value is not None:
+                return list(ast.literal_eval(node.value))
+    raise ValueError(f"{noxfile} sets no OTHER_TORCH_RELEASES")
 
 
 def supported_torch(pyproject: Path = ROOT / "pyproject.toml") -> str:

@@ -6,10 +6,15 @@ tensor it wrote is used again (on a non-leaf and on a leaf that requires
 grad), and ``wrong gradients if reused`` when it is not, where the gradients
 are right. A compiled function is audited as eager
 code runs it, and the audit never fails inside Dynamo.
+
+Torch 2.14 moved ``Function.apply`` into C++: the audit then finds a forward by
+its class, not by the ``apply`` frame of torch 2.13. The Function cases run both
+ways on every release (``forward_found``).
 """
 
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Any
 
@@ -18,6 +23,7 @@ import torch
 from torch import Tensor
 
 from inplace_recipes import audit
+from inplace_recipes.auditing import _recorder
 
 
 class DoubleMarked(torch.autograd.Function):
@@ -58,6 +64,73 @@ class DoubleMarkedInSetupContext(torch.autograd.Function):
         return 2 * grad
 
 
+@pytest.fixture(params=["as this release calls it", "by its class"])
+def forward_found(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The audit finds a Function's forward by torch 2.13's ``apply`` frame, or as on 2.14."""
+    if request.param == "by its class":
+        monkeypatch.setattr(_recorder, "_APPLY_IN_PYTHON", False)
+
+
+def test_apply_is_python_exactly_before_torch_2_14() -> None:
+    """Torch 2.14 made ``Function.apply`` ``_C._FunctionBase.apply`` (pytorch/pytorch#190694)."""
+    assert _recorder._APPLY_IN_PYTHON is (torch.__version__ < "2.14.0")
+
+
+def test_a_forward_is_found_by_its_class_and_nothing_else_is() -> None:
+    seen: dict[str, bool] = {}
+
+    def here(label: str) -> None:
+        seen[label] = _recorder._runs_a_function_method(sys._getframe(1))
+
+    class Old(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Tensor) -> Tensor:
+            here("forward")
+            return x * 2
+
+        @staticmethod
+        def backward(ctx: Any, grad: Tensor) -> Tensor:
+            return 2 * grad
+
+    class New(torch.autograd.Function):
+        @staticmethod
+        def forward(x: Tensor) -> Tensor:
+            here("forward without ctx")
+            return x * 2
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple[Tensor], output: Tensor) -> None:
+            here("setup_context")
+
+        @staticmethod
+        def backward(ctx: Any, grad: Tensor) -> Tensor:
+            return 2 * grad
+
+    class Inherited(Old):
+        pass
+
+    class Module(torch.nn.Module):
+        def forward(self, x: Tensor) -> Tensor:
+            here("a module's forward")
+            return x
+
+    x = torch.ones(2, requires_grad=True)
+    Old.apply(x)
+    New.apply(x)
+    Module()(x)
+    here("a function")
+    assert seen == {
+        "forward": True,
+        "forward without ctx": True,
+        "setup_context": True,
+        "a module's forward": False,
+        "a function": False,
+    }
+    seen.clear()
+    Inherited.apply(x)
+    assert seen == {"forward": True}
+
+
 def double_then_reuse(a: Tensor, double: Any) -> Tensor:
     h = a * 1
     y = double(h)
@@ -71,6 +144,7 @@ def known_good(a: Tensor) -> Tensor:
     return torch.autograd.grad((h + h * 3).sum(), a)[0]
 
 
+@pytest.mark.usefixtures("forward_found")
 @pytest.mark.parametrize("function", [DoubleMarked, DoubleMarkedInSetupContext])
 def test_marked_dirty_write_is_safe_and_its_gradients_are_right(function: Any) -> None:
     a = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
@@ -83,6 +157,7 @@ def test_marked_dirty_write_is_safe_and_its_gradients_are_right(function: Any) -
     assert torch.equal(a.grad, known_good(a.detach().requires_grad_()))
 
 
+@pytest.mark.usefixtures("forward_found")
 def test_unmarked_write_is_wrong_gradients_and_they_are() -> None:
     a = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
     report = audit(double_then_reuse, a, DoubleUnmarked.apply)
@@ -100,6 +175,7 @@ def double_then_rebind(a: Tensor, double: Any) -> None:
     ((h * h).sum() + h[1:].sum()).backward()  # the output and a view of it: never the old h
 
 
+@pytest.mark.usefixtures("forward_found")
 def test_unmarked_write_not_used_again_is_not_called_wrong_gradients_and_they_are_right() -> None:
     a = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
     report = audit(double_then_rebind, a, DoubleUnmarked.apply)
@@ -115,6 +191,7 @@ def test_unmarked_write_not_used_again_is_not_called_wrong_gradients_and_they_ar
     assert torch.equal(a.grad, b.grad)
 
 
+@pytest.mark.usefixtures("forward_found")
 def test_a_view_of_the_written_tensor_made_after_the_function_is_a_use_again() -> None:
     def double_then_view(a: Tensor) -> None:
         h = a * 1
@@ -125,6 +202,7 @@ def test_a_view_of_the_written_tensor_made_after_the_function_is_a_use_again() -
     assert [r["consequence"] for r in report.to_records()] == ["wrong gradients"]
 
 
+@pytest.mark.usefixtures("forward_found")
 def test_unmarked_write_into_a_leaf_is_reported() -> None:
     leaf = torch.ones(3, requires_grad=True)
     report = audit(DoubleUnmarked.apply, leaf)
@@ -141,6 +219,7 @@ def test_unmarked_write_into_a_leaf_is_reported() -> None:
     assert [r["consequence"] for r in report.to_records()] == ["wrong gradients"]
 
 
+@pytest.mark.usefixtures("forward_found")
 def test_a_later_torch_call_inside_forward_does_not_settle_the_write_early() -> None:
     class WriteThenCompute(torch.autograd.Function):
         @staticmethod

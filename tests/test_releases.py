@@ -7,7 +7,6 @@ for every CI run; these tests fail, naming the command, when they go stale.
 
 from __future__ import annotations
 
-import ast
 import copy
 import dataclasses
 import os
@@ -23,18 +22,6 @@ releases = import_docs_module("releases")
 peers = import_docs_module("peers")
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _noxfile_releases() -> list[str]:
-    """``OTHER_TORCH_RELEASES`` as the noxfile sets it (read, not imported: nox is not here)."""
-    tree = ast.parse((ROOT / "noxfile.py").read_text())
-    for node in tree.body:
-        if isinstance(node, ast.Assign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(getattr(t, "id", None) == "OTHER_TORCH_RELEASES" for t in targets):
-                assert node.value is not None
-                return list(ast.literal_eval(node.value))
-    raise AssertionError("noxfile.py sets no OTHER_TORCH_RELEASES")
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +46,15 @@ def test_pin_is_read_from_pyproject(tmp_path: Path) -> None:
         releases.supported_torch(pyproject)
 
 
+def test_other_releases_are_read_from_the_noxfile(tmp_path: Path) -> None:
+    noxfile = tmp_path / "noxfile.py"
+    noxfile.write_text('import nox\n\nOTHER_TORCH_RELEASES = ["9.0.0", "9.1.0"]\n')
+    assert releases.other_releases(noxfile) == ["9.0.0", "9.1.0"]
+    noxfile.write_text("import nox\n")
+    with pytest.raises(ValueError, match="sets no OTHER_TORCH_RELEASES"):
+        releases.other_releases(noxfile)
+
+
 def test_the_package_installs_beside_every_tested_release(runs: dict) -> None:
     """The package asks for a range, not the pin: its lower bound is the oldest tested release.
 
@@ -69,7 +65,7 @@ def test_the_package_installs_beside_every_tested_release(runs: dict) -> None:
     from packaging.version import Version
 
     supported = SpecifierSet(releases.supported_torch())
-    tested = [releases.pinned_torch(), *_noxfile_releases()]
+    tested = [releases.pinned_torch(), *releases.other_releases()]
     assert all(Version(release) in supported for release in tested), (supported, tested)
     lower = [Version(spec.version) for spec in supported if spec.operator in (">=", ">")]
     assert lower, f"torch{supported} has no lower bound"
@@ -79,7 +75,7 @@ def test_the_package_installs_beside_every_tested_release(runs: dict) -> None:
 
 
 def test_release_runs_are_fresh(runs: dict) -> None:
-    reasons = releases.stale_reasons(runs, releases.pinned_torch(), _noxfile_releases())
+    reasons = releases.stale_reasons(runs, releases.pinned_torch(), releases.other_releases())
     assert not reasons, f"{'; '.join(reasons)}. Refresh with: {releases.REFRESH}"
 
 

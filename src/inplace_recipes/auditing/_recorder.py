@@ -332,12 +332,19 @@ class Recorder:
     ) -> None:
         """Record the arguments the call wrote, and the saved tensors of the nodes it made."""
         frames: tuple[FrameType | None, FrameType | None] | None = None
+        in_function: Callable[[], bool] | None = None
         done: set[int] = set()
         for t, version in before:
             if t._version != version and id(t) not in done:
                 done.add(id(t))
                 frames = frames or _frames()
-                self._guarded(self._written, t, name, args, kwargs, grad_enabled, frames)
+                # once per call, and only for a write that needs it (a walk of classes)
+                in_function = in_function or functools.cache(
+                    functools.partial(_in_function_forward, frames[0])
+                )
+                self._guarded(
+                    self._written, t, name, args, kwargs, grad_enabled, frames, in_function
+                )
         if name == "detach":
             self._alias(out, name, args)
         if grad_enabled:
@@ -507,6 +514,7 @@ class Recorder:
         kwargs: dict[str, Any],
         grad_enabled: bool,
         frames: tuple[FrameType | None, FrameType | None],
+        in_function_forward: Callable[[], bool],
     ) -> None:
         key = _storage(t)
         nodes = [n for n in self.saved.get(key, ()) if n.live()] if key is not None else []
@@ -519,7 +527,6 @@ class Recorder:
                 return  # the non-reentrant forward's own writes were recorded when it ran
         alias = self._alias_of(t)
         user, inner = frames
-        in_function = _in_function_forward(user)
         detail = ""
         watched: list[Node] = []
         if nodes:
@@ -543,7 +550,7 @@ class Recorder:
                 )
             else:
                 kind, consequence = "saved for backward", "backward fails"
-        elif t.requires_grad and _leaf(t) and in_function:
+        elif t.requires_grad and _leaf(t) and in_function_forward():
             kind, consequence = "leaf written in a custom Function", "wrong gradients"
             detail = "autograd does not see this write: the leaf's value changes under its gradient"
         elif t.requires_grad and _leaf(t):
@@ -573,6 +580,7 @@ class Recorder:
         file, line = (user.f_code.co_filename, user.f_lineno) if user else ("<unknown>", 0)
         if file.startswith(_PACKAGE_DIR):
             return  # a recipe's own write into its fresh copy
+        in_function = in_function_forward()
         inside = module = None
         attribute = None
         if inner is not None:
@@ -934,18 +942,63 @@ class _Pending:
     frame: FrameType  # the forward's
 
 
+#: Torch 2.13's ``Function.apply`` is a Python classmethod (torch/autograd/function.py)
+#: that calls the forward; torch 2.14 made it ``_C._FunctionBase.apply`` itself
+#: (pytorch/pytorch#190694, "Move autograd.Function.apply wrapper into C++"), so the
+#: forward's caller is the line that called ``apply``, with no frame of torch's between.
+_APPLY_IN_PYTHON = isinstance(inspect.getattr_static(torch.autograd.Function, "apply"), classmethod)
+
+
 def _in_function_forward(user: FrameType | None) -> bool:
-    """Whether the user's line is in a custom ``autograd.Function``'s ``forward``."""
-    caller = user.f_back if user is not None else None
-    return (
-        caller is not None
-        and caller.f_code.co_name == "apply"
-        and caller.f_code.co_filename.endswith(_FUNCTION_PY)
-    )
+    """Whether the user's line is in a custom ``autograd.Function``'s ``forward``.
+
+    (Or its ``setup_context``, which ``apply`` calls the same way.)
+    """
+    if user is None:
+        return False
+    if _APPLY_IN_PYTHON:
+        caller = user.f_back
+        return (
+            caller is not None
+            and caller.f_code.co_name == "apply"
+            and caller.f_code.co_filename.endswith(_FUNCTION_PY)
+        )
+    return _runs_a_function_method(user)
+
+
+def _runs_a_function_method(user: FrameType) -> bool:
+    """Whether ``user`` runs the ``forward`` or ``setup_context`` a Function class defines.
+
+    Torch 2.14 and later: the class is not on the stack, so every subclass of
+    ``autograd.Function`` alive is asked. A forward wrapped by a decorator is
+    not found (the class holds the wrapper's code), as on torch 2.13, where the
+    wrapper, not ``apply``, calls it.
+    """
+    code = user.f_code
+    seen: set[type] = set()
+    todo: list[type] = [torch.autograd.Function]
+    while todo:
+        cls: type
+        for cls in type.__subclasses__(todo.pop()):
+            if cls in seen:
+                continue
+            seen.add(cls)
+            todo.append(cls)
+            for name in ("forward", "setup_context"):
+                method = vars(cls).get(name)
+                function = getattr(method, "__func__", method)
+                if getattr(function, "__code__", None) is code:
+                    return True
+    return False
 
 
 def _returning(name: str) -> bool:
-    """Whether this is the ``view_as`` a custom Function's ``apply`` makes of an input it returns."""
+    """Whether this is the ``view_as`` a custom Function's ``apply`` makes of an input it returns.
+
+    Seen by its ``apply`` frame, which torch 2.14 no longer has (:data:`_APPLY_IN_PYTHON`);
+    there, as on 2.13, that ``view_as`` runs with grad off, where :meth:`Recorder._before`
+    looks for no reuse anyway.
+    """
     if name != "view_as":
         return False
     inner = _frames()[1]

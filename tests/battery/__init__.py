@@ -16,5 +16,8 @@ The list is a fixed enumeration (``python -m battery`` from ``tests/`` prints it
 counts); the default run takes a deterministic sample of each axis,
 ``HYPOTHESIS_PROFILE=thorough`` every case. With ``BATTERY_LOG=FILE`` each case's
 verdict is appended to ``FILE`` as a JSON line (``python -m battery.tally FILE``
-counts them). What the whole battery found: ``tests/battery/FINDINGS.md``.
+counts them; ``python -m battery.show ID`` spells one case out). While thousands of
+cases fail, pass ``--tb=no``: pytest 8's FAILURES section costs failures times
+reports (over 10 minutes at 5,000 failures). What the whole battery found:
+``tests/battery/FINDINGS.md``.
 """

@@ -191,19 +191,20 @@ def documented_refusal(case: Case, error: Exception, value: Any) -> str | None:
             return "masked_fill writes one value"
         if "duplicate positions" in message and isinstance(value, Tensor) and value.requires_grad:
             return "one value that requires grad, duplicate positions"
+        if "batched by torch.func.vmap" in message and case.check.startswith("vmap"):
+            return "refuses a mask batched by vmap (its record)"
     if (
         case.index == "bool_false"
         and case.writer not in ("clone", "torch")
         and "shape mismatch" in message
     ):
         return "x[False] = v: the recipes check the value's shape (module docstring)"
-    if (
-        case.writer == "clone"
-        and case.check.startswith("vmap")
-        and "value" in case.check
-        and "x" not in case.check.split(":")[1].split(",")
-    ):
-        return "clone under vmap with a batched value and an unbatched x (its pitfall)"
+    if case.writer == "clone" and case.check.startswith("vmap"):
+        batched = case.check.split(":")[1].split(",")
+        if "x" not in batched and ("value" in batched or "index" in batched):
+            return "clone under vmap with a batched value or index and an unbatched x (its pitfall)"
+        if "index" in batched and "mask" in case.index:
+            return "clone under vmap with a batched mask (its pitfall)"
     return None
 
 

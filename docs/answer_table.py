@@ -1,4 +1,4 @@
-"""Write ``_generated/answer_table.md``, the landing page's answer table.
+"""Write ``_generated/answer_table.md``, the landing page's answer table, and its lead.
 
 Nothing in the table's result columns is typed: at build time each recipe's
 one line of code is run and checked against ``clone()`` then setitem with
@@ -32,6 +32,8 @@ from inplace_recipes.bench._ranking import (
     tied_with_slowest,
 )
 from inplace_recipes.bench._results import ratio_table
+from inplace_recipes.bench._statistics import HeadlineCosts, headline_costs, least_peak
+from inplace_recipes.bench._summary import size_label
 from inplace_recipes.claims import verify
 from inplace_recipes.recipes import RECORDS, NotApplicable, inplace_setitem
 
@@ -78,16 +80,18 @@ HEADLINE = {"write": "element", "size": 10**6, "dtype": "float32", "mode": "eage
 
 def measured(results: dict[str, Any], entry: str, **where: Any) -> dict[str, Any] | None:
     """Forward + backward seconds (:func:`inplace_recipes.bench._intervals.seconds`), peak
-    bytes and, where the run kept them, each round's fastest call (``rounds``) of ``entry``
-    (``None`` if not timed).
+    bytes in both forms and, where the run kept them, each round's fastest call (``rounds``)
+    of ``entry`` (``None`` if not timed).
 
-    ``peak_bytes`` is ``None`` when the run left peak memory out (``--no-peak``).
+    ``peak_bytes`` (the tensor written from a temporary) is ``None`` when the run left peak
+    memory out (``--no-peak``), ``peak_bytes_held`` (kept alive through backward) also for
+    a run made before it was counted.
 
     >>> tiny = {"records": [{"entry": "clone", "write": "element", "size": 10**6,
     ...     "dtype": "float32", "mode": "eager", "device": "cpu",
     ...     "forward_backward": {"median": 0.001}, "peak_bytes": 8}]}
     >>> measured(tiny, "clone")
-    {'seconds': 0.001, 'peak_bytes': 8.0}
+    {'seconds': 0.001, 'peak_bytes': 8.0, 'peak_bytes_held': None}
     """
     want = {**HEADLINE, "device": "cpu", **where, "entry": entry}
     for record in results["records"]:
@@ -95,10 +99,11 @@ def measured(results: dict[str, Any], entry: str, **where: Any) -> dict[str, Any
             timing = record.get("forward_backward") or {}
             if timing.get("median") is None:
                 return None
-            peak = record.get("peak_bytes")
+            peak, held = record.get("peak_bytes"), record.get("peak_bytes_held")
             found: dict[str, Any] = {
                 "seconds": seconds(timing),
                 "peak_bytes": None if peak is None else float(peak),
+                "peak_bytes_held": None if held is None else float(held),
             }
             if timing.get("round_minima"):
                 found["rounds"] = list(timing["round_minima"])
@@ -164,6 +169,8 @@ def how_many(chosen: list[str], total: int, others: list[str] | None = None) -> 
         detail += figure("bench_not", ", ".join(WRITE_WORDS.get(w, w) for w in others))
     if 2 * k > total:
         return f"for most kinds of write it measured ({count} of {writes}{detail})"
+    if not detail:
+        return f"for {count} of the {writes} kinds of write it measured"
     return f"for {count} of the {writes} kinds of write it measured ({detail})"
 
 
@@ -379,71 +386,181 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.2f} ms"
 
 
-def render_lead(results: dict[str, Any] | None = None) -> str:
-    """The landing page's first screen: the recommended line and why, then the cost of in-place.
+def _mib(nbytes: float) -> str:
+    return f"{nbytes / 2**20:.1f} MiB"
 
-    Every word that ranks ("most", "slowest", "almost nothing") comes from
-    ``results`` (the committed run by default) and its noise band.
+
+def _times(ratio: float) -> str:
+    return f"{ratio:.2f}\N{MULTIPLICATION SIGN}"
+
+
+#: The cost answer's sentence on time, by whether in place and clone-and-write tie
+#: (within the noise band or the bootstrap interval): one wording each, for translation.
+TIME_SENTENCES = {
+    False: "Time: clone-and-write takes {time} as long as in place at {size} elements.",
+    True: "Time: at {size} elements, clone-and-write ties with in place, within the noise ({time}).",
+}
+#: Its sentence on memory, by what the peaks of clone-and-write over in place's are:
+#: ``"same"`` in both forms, ``"rebound"`` (the same only when the tensor written from
+#: is a temporary), ``"both"`` (different in both), ``"temporary"`` (no held form counted).
+MEMORY_SENTENCES = {
+    "same": "Memory: the peaks match, whether or not the tensor you wrote from stays alive "
+    "through backward.",
+    "rebound": "Memory: while the tensor you wrote from stays alive through backward, it "
+    "peaks at {held} in place; rebind its name and the peaks match.",
+    "both": "Memory: it peaks at {held} in place while the tensor you wrote from stays alive "
+    "through backward, and at {temporary} when you rebind its name.",
+    "temporary": "Memory: it peaks at {temporary} in place when the tensor written from is a "
+    "temporary; that run did not count the tensor kept alive.",
+    "none": "Memory: not counted in that run.",
+}
+#: When it matters: the size from which passes over memory decide (bench's crossover).
+WHEN_SENTENCE = (
+    "From {crossover} elements up, passes over memory decide the time; below, each call's "
+    "fixed cost does."
+)
+
+
+def memory_case(costs: HeadlineCosts) -> str:
+    """Which of :data:`MEMORY_SENTENCES` the peaks call for.
+
+    >>> from inplace_recipes.bench._statistics import HeadlineCosts
+    >>> memory_case(HeadlineCosts("clone", 1.4, False, {"temporary": 1.0, "held": 1.5}, 10**4))
+    'rebound'
     """
-    results = committed.bench_results() if results is None else results
+    held, temporary = costs.peak["held"], costs.peak["temporary"]
+    if temporary is None:
+        return "none"
+    if held is None:
+        return "temporary"
+    if held == temporary == 1.0:
+        return "same"
+    return "rebound" if temporary == 1.0 else "both"
+
+
+def _cost_answer(costs: HeadlineCosts) -> str:
+    """The three sentences (time, memory, when it matters) under the cost question."""
+    size = size_label(HEADLINE["size"])
+    time = TIME_SENTENCES[costs.tied].format(
+        time=figure("clone_time", _times(costs.time)), size=size
+    )
+    held, temporary = costs.peak["held"], costs.peak["temporary"]
+    memory = MEMORY_SENTENCES[memory_case(costs)].format(
+        held=figure("clone_held_ratio", _times(held)) if held is not None else "",
+        temporary=figure("clone_temporary_ratio", _times(temporary))
+        if temporary is not None
+        else "",
+    )
+    when = WHEN_SENTENCE.format(crossover=figure("bench_crossover", size_label(costs.crossover)))
+    return f"{time} {memory} {when}"
+
+
+def short_answers(results: dict[str, Any]) -> list[str]:
+    """Each question of the lead with its answer, a paragraph each (at most 60 words: the
+    recommended line, then time, memory and when it matters, one number a sentence)."""
     # what best_recipe picks for x[i] = 42 (PREFERENCES is this for the committed run)
     pick = preferences(results).get("row", ("clone",))[0]
-    total = len(ranking(results))
     ties = ties_for_fastest(results, pick)
-    where = how_many(ties["ties"], total, ties["not"])
-    why = (
-        "in the committed benchmark no correct recipe is faster, beyond the run's noise band "
-        f"({figure('bench_noise', _percent(noise(results)))}) and the bootstrap interval, "
-        f"{where}"
+    where = how_many(ties["ties"], len(ranking(results)))
+    recommended = (
+        f"`{RECORDS[pick].line}`: in the committed benchmark no correct recipe is faster {where}"
     )
     if pick == "clone":
-        why += (
-            ", and it *is* the reference every other recipe is checked against. Inside "
+        recommended += (
+            ", and it is the reference every other recipe is checked against. Inside "
             "`torch.func.vmap` with a batched value, use `where` instead"
         )
-    lead = [
-        "**How do I write `x[i] = 42` without in-place?**",
-        f"`{RECORDS[pick].line}`: {why}.",
-        "",
-    ]
+    answers = [f"**How do I write `x[i] = 42` without in-place?**\n{recommended}."]
+    costs = headline_costs(
+        results,
+        noise(results),
+        write=HEADLINE["write"],
+        size=HEADLINE["size"],
+        dtype=HEADLINE["dtype"],
+    )
+    question = "**What does in-place cost or save?**"
+    if costs is None:
+        answers.append(f"{question}\nNot measured in the committed results.")
+    else:
+        answers.append(f"{question}\n{_cost_answer(costs)}")
+    return answers
+
+
+def _tie_detail(results: dict[str, Any], pick: str) -> str:
+    """What "faster" means in the first answer, and the writes the pick ties for fastest."""
+    band = figure("bench_noise", _percent(noise(results)))
+    ties = ties_for_fastest(results, pick)
+    text = f"Faster means beyond the run's noise band ({band}) and the bootstrap interval"
+    if not ties["not"]:
+        return text + "."
+    words = figure("bench_ties", ", ".join(WRITE_WORDS.get(w, w) for w in ties["ties"]))
+    others = figure("bench_not", ", ".join(WRITE_WORDS.get(w, w) for w in ties["not"]))
+    return text + f"; `{pick}` ties for fastest for {words}, not for {others}."
+
+
+def _cost_detail(results: dict[str, Any]) -> str | None:
+    """The figures behind the cost answer: times, peaks in both forms, the mask blend."""
     inplace, clone = measured(results, "inplace"), measured(results, "clone")
-    mask = measured(results, "mask")
-    if inplace and clone:
-        same = inplace["peak_bytes"] == clone["peak_bytes"]
-        if inplace["peak_bytes"] is None or clone["peak_bytes"] is None:
-            peak = "peak memory not measured in that run"
-        else:
-            inplace_peak = figure("inplace_peak", f"{inplace['peak_bytes'] / 2**20:.1f} MiB")
-            peak = (
-                f"the same peak memory ({inplace_peak})"
-                if same
-                else f"peak memory {inplace_peak} and "
-                + figure("clone_peak", f"{clone['peak_bytes'] / 2**20:.1f} MiB")
-            )
-        answer = verdict(inplace, clone, noise(results))
-        lead += ["**What does in-place cost or save?**" + (f"\n{answer}" if answer else ""), ""]
-        q1 = (
-            "At 1e6 float32 elements, "
-            "writing one element and running backward takes "
-            f"{figure('inplace_ms', _ms(inplace['seconds']))} in place and "
-            f"{figure('clone_ms', _ms(clone['seconds']))} with clone-and-write, with {peak}"
-        )
-        if mask:
-            label = _extremes(results).get("mask")
-            q1 += (
-                "; the old mask blend"
-                + (f" ({label})" if label else "")
-                + f" takes {figure('mask_ms', _ms(mask['seconds']))}"
-            )
-            if mask["peak_bytes"] is not None:
-                q1 += " and " + figure("mask_peak", f"{mask['peak_bytes'] / 2**20:.1f} MiB")
-        lead.append(
-            q1 + f" (eager, CPU, {_provenance(results)}; "
-            "{doc}`how it is measured </auto_recipes/tools/plot_performance>`)."
+    if not inplace or not clone:
+        return None
+    text = (
+        f"At {size_label(HEADLINE['size'])} float32 elements, writing one element and running "
+        f"backward takes {figure('inplace_ms', _ms(inplace['seconds']))} in place and "
+        f"{figure('clone_ms', _ms(clone['seconds']))} with clone-and-write"
+    )
+    if inplace["peak_bytes"] is None or clone["peak_bytes"] is None:
+        text += ", peak memory not counted in that run"
+    elif clone["peak_bytes_held"] is None:
+        text += (
+            f"; its peak memory is {figure('inplace_peak', _mib(inplace['peak_bytes']))} in "
+            f"place and {figure('clone_peak', _mib(clone['peak_bytes']))} with clone-and-write"
         )
     else:
-        lead.append("**What does in-place cost or save?** Not measured in the committed results.")
-    return "\n".join(lead) + "\n"
+        text += (
+            f"; its peak memory is {figure('inplace_peak', _mib(inplace['peak_bytes']))} in "
+            "place, and with clone-and-write "
+            f"{figure('clone_peak_held', _mib(clone['peak_bytes_held']))} when the caller keeps "
+            "the tensor it wrote from (`y = f(c)` with `c` used again, or held by a list or a "
+            f"module) and {figure('clone_peak', _mib(clone['peak_bytes']))} when the name is "
+            "rebound (`c = f(c)` frees the old tensor)"
+        )
+    mask = measured(results, "mask")
+    if mask:
+        label = _extremes(results).get("mask")
+        text += (
+            "; the old mask blend"
+            + (f" ({label})" if label else "")
+            + f" takes {figure('mask_ms', _ms(mask['seconds']))}"
+        )
+        least = least_peak(results, HEADLINE["write"], HEADLINE["size"], "held")
+        if mask["peak_bytes_held"] is not None and least:
+            over = figure("mask_over_least", _times(mask["peak_bytes_held"] / least[0]))
+            text += (
+                f" and peaks at {figure('mask_peak_held', _mib(mask['peak_bytes_held']))} with "
+                f"the tensor kept alive, {over} the least an out-of-place write needs there"
+            )
+        elif mask["peak_bytes"] is not None:
+            text += " and " + figure("mask_peak", _mib(mask["peak_bytes"]))
+    return (
+        text + f" (eager, CPU, {_provenance(results)}; "
+        "{doc}`how it is measured </auto_recipes/tools/plot_performance>`)."
+    )
+
+
+def render_lead(results: dict[str, Any] | None = None) -> str:
+    """The landing page's first screen: each question answered in a few words, then the detail.
+
+    Every word that ranks ("most", "slowest", "match") and every number comes
+    from ``results`` (the committed run by default) and its noise band.
+    """
+    results = committed.bench_results() if results is None else results
+    pick = preferences(results).get("row", ("clone",))[0]
+    recommended, cost = short_answers(results)
+    lead = [recommended, "", _tie_detail(results, pick), "", cost, ""]
+    detail = _cost_detail(results)
+    if detail:
+        lead += [detail, ""]
+    return "\n".join(lead[:-1]) + "\n"
 
 
 #: What each kind of write of the benchmark looks like in code.
@@ -500,11 +617,18 @@ def render_which(results: dict[str, Any] | None = None) -> str:
 
 
 def write(outdir: Path) -> None:
+    """The landing page's generated parts, and its two answers as the performance page's
+    first screen (``answer_short.html``, rendered by ``performance_prose``)."""
+    import performance_prose
+
     outdir.mkdir(parents=True, exist_ok=True)
+    results = committed.bench_results()
+    short = performance_prose.Prose(performance_prose.short_answer(results))._repr_html_()
     pages = [
-        ("answer_lead.md", render_lead()),
+        ("answer_lead.md", render_lead(results)),
         ("answer_table.md", render()),
-        ("which_recipe.md", render_which()),
+        ("which_recipe.md", render_which(results)),
+        ("answer_short.html", short + "\n"),
     ]
     for name, text in pages:
         path = outdir / name

@@ -3,7 +3,9 @@
 Every number comes from a results dict (the committed run, or a live one);
 nothing here measures. The statistics are the benchmark's own
 (:mod:`inplace_recipes.bench._statistics`); the wording is the page's, so it
-lives beside the site, not in the package.
+lives beside the site, not in the package. The page opens with
+:func:`short_answer`, the landing page's two answers in the same words, then
+gives :func:`answer`, the detail.
 
 >>> Prose("Use ``clone``.")._repr_html_()
 '<p>Use <code>clone</code>.</p>'
@@ -11,8 +13,11 @@ lives beside the site, not in the package.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
+
+import answer_table
 
 from inplace_recipes.bench import _consistency as consistency
 from inplace_recipes.bench._results import OVERHEAD_SIZES, find_record, instruction_overhead
@@ -20,11 +25,13 @@ from inplace_recipes.bench._statistics import (
     compiled_ratio,
     crossover,
     floor_beaten,
+    has_held_peaks,
     has_intervals,
     instruction_ratio,
     measured_writes,
     noise,
     noise_by_size,
+    peak,
     ratio_of,
     sizes_timed,
     tie,
@@ -32,7 +39,25 @@ from inplace_recipes.bench._statistics import (
 from inplace_recipes.bench._summary import X, recommended, size_label, span_label
 from inplace_recipes.recipes import RECIPES
 
-__all__ = ["Prose", "answer", "compiled_lines", "small_noise_line"]
+__all__ = ["Prose", "answer", "as_prose", "compiled_lines", "short_answer", "small_noise_line"]
+
+
+def as_prose(markdown: str, figures: dict[str, str]) -> str:
+    r"""A paragraph of the landing page's MyST as :class:`Prose` writes it: its figures filled
+    in, `code` as ``code``, one line.
+
+    >>> as_prose("**Q?**\nUse `clone`: {{ t }}.", {"t": "1.4x"})
+    '**Q?** Use ``clone``: 1.4x.'
+    """
+    text = re.sub(r"\{\{ (\w+) \}\}", lambda m: figures[m.group(1)], markdown)
+    return re.sub(r"(?<!`)`([^`]+)`(?!`)", r"``\1``", text).replace("\n", " ")
+
+
+def short_answer(results: dict[str, Any]) -> str:
+    """The page's first screen: the landing page's two questions, each answered in at
+    most 60 words (``answer_table.short_answers``), as paragraphs."""
+    paragraphs = answer_table.short_answers(results)
+    return "\n\n".join(as_prose(p, answer_table.FIGURES) for p in paragraphs)
 
 
 def small_noise_line(results: dict[str, Any]) -> str:
@@ -162,6 +187,9 @@ def answer(results: dict[str, Any]) -> str:
             f"For backward, the recipes save {min(nbytes):,} to {max(nbytes):,} bytes for a "
             f"one-element write to 1e6 float32 elements, in-place {own_bytes:,}."
         )
+    memory = peak_paragraph(results)
+    if memory:
+        parts.append(memory)
     counted = instruction_overhead(results)
     inst = [v for name, row in counted.items() if name in RECIPES for v in row.values()]
     inst_at = list(counted.get("at", {}).values())
@@ -172,6 +200,37 @@ def answer(results: dict[str, Any]) -> str:
             + (f", and ``at()`` {span_label(inst_at)} the recipe it picks." if inst_at else ".")
         )
     return "\n\n".join(parts)
+
+
+def peak_paragraph(results: dict[str, Any], size: int = 10**6) -> str | None:
+    """The recipes' peak memory against in-place's, one-element write, in both forms.
+
+    >>> rec = lambda e, n, h: {"device": "cpu", "dtype": "float32", "mode": "eager",
+    ...     "size": 10**6, "write": "element", "entry": e, "peak_bytes": n, "peak_bytes_held": h}
+    >>> print(peak_paragraph({"records": [rec("inplace", 8 * 2**20, 8 * 2**20),
+    ...     rec("clone", 8 * 2**20, 12 * 2**20), rec("mask", 20 * 2**20, 20 * 2**20)]}))
+    Peak memory of one step, a one-element write to 1e6 float32 elements: in-place 8.0 MiB. When the caller keeps the tensor it wrote from alive through backward, the recipes peak at 1.50-2.50x that; when it is a temporary, or its name is rebound to the result, at 1.00-2.50x.
+    """
+    base = peak(results, "inplace", "element", size)
+    if not base:
+        return None
+    spans = {}
+    for form in ("held", "temporary"):
+        ratios = [
+            n / base for e in RECIPES if (n := peak(results, e, "element", size, form)) is not None
+        ]
+        spans[form] = span_label(ratios) if ratios else None
+    text = (
+        f"Peak memory of one step, a one-element write to {size_label(size)} float32 elements: "
+        f"in-place {base / 2**20:.1f} MiB."
+    )
+    if has_held_peaks(results) and spans["held"]:
+        return text + (
+            " When the caller keeps the tensor it wrote from alive through backward, the "
+            f"recipes peak at {spans['held']} that; when it is a temporary, or its name is "
+            f"rebound to the result, at {spans['temporary']}."
+        )
+    return text + f" The recipes peak at {spans['temporary']} that."
 
 
 def _counted_list(sizes: Iterable[int]) -> str:

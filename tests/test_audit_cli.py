@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from inplace_recipes.auditing.cli import EXIT_FOUND, EXIT_NOT_RUN, EXIT_UNAUDITED
+from inplace_recipes.auditing._cli import EXIT_FOUND, EXIT_NOT_RUN, EXIT_UNAUDITED
 
 BROKEN = """
     import sys

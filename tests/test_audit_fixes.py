@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from inplace_recipes import audit
-from inplace_recipes.auditing.advice import out_of_place
+from inplace_recipes.auditing._advice import out_of_place
 
 #: (the call on ``y``, written as on the user's line); names from ``namespace()``.
 CALLS = [
@@ -190,7 +190,7 @@ def test_no_grad_write_on_a_non_leaf_is_wrong_gradients_only_when_they_are(
     ],
 )
 def test_the_rewritten_line_parses_and_keeps_the_statement_order(code: str) -> None:
-    from inplace_recipes.auditing.advice import _rewrite_call
+    from inplace_recipes.auditing._advice import _rewrite_call
 
     fix = _rewrite_call(code, "mul_", False)
     if fix is None:  # not a statement of its own: the audit says it in words

@@ -16,7 +16,7 @@ import torch
 from torch import Tensor
 
 from inplace_recipes import audit, auditing
-from inplace_recipes.auditing.records import HARMFUL
+from inplace_recipes.auditing._records import HARMFUL
 
 
 def _in_thread(h: Tensor) -> None:

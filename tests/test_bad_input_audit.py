@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from inplace_recipes import audit
-from inplace_recipes.auditing.cli import EXIT_NOT_RUN, main
+from inplace_recipes.auditing._cli import EXIT_NOT_RUN, main
 
 
 def test_the_block_form_takes_no_arguments() -> None:

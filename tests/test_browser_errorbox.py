@@ -4,10 +4,10 @@ Pastes into the box at the top of the error reference, and into the form on
 the landing page, in headless Chromium: each error message the page shows
 (torch's own, checked live by tests/test_explain.py), the two
 ``torch.compile`` forms, and full tracebacks raised live by the repros of
-tests/test_error_fixes.py. On the error reference the box must show the
-matched section's own first paragraph and fix (in the edition's language);
-the landing page must open the section. A message that matches nothing says
-so and links the reference. Serves docs/_build/html (or ``$INPLACE_SITE``).
+tests/test_error_fixes.py. On both pages the box must show explain()'s
+lines for the message (the English edition: the very lines; the Chinese one:
+as many lines, in Chinese) and link the section. A message that matches
+nothing says so and links the reference. Serves docs/_build/html (or ``$INPLACE_SITE``).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from urllib.parse import urlparse
 
 import pytest
 
+from inplace_recipes import explain
 from test_error_fixes import REPROS, _gradients, _leaves
 
 pytestmark = pytest.mark.browser
@@ -148,38 +149,27 @@ def _answer(page: object) -> dict[str, object]:
         """() => {
           const answer = document.querySelector(".error-box-answer");
           const link = answer.querySelector("a.error-box-section");
-          const slug = answer.dataset.slug;
-          const section = slug ? document.getElementById("error-" + slug) : null;
-          const own = section
-            ? Array.from(section.children).filter((e) => e.tagName === "P")
-            : [];
-          const fix = own.find((p) => p.firstChild && p.firstChild.nodeName === "STRONG");
           return {
-            slug: slug,
+            slug: answer.dataset.slug,
             href: link ? link.getAttribute("href") : null,
             paragraphs: Array.from(answer.querySelectorAll(":scope > p")).map((p) => p.innerText),
-            first: own.length ? own[0].innerText : null,
-            fix: fix ? fix.innerText : null,
             links: Array.from(answer.querySelectorAll("a")).map((a) => a.getAttribute("href")),
           };
         }"""
     )
 
 
-def _ended(text: str) -> str:
-    """A paragraph without the colon that leads into the page's example (the box ends it)."""
-    return re.sub(r"[:\uff1a.\u3002]\s*$", "", text.strip())
-
-
 def _cjk(text: str) -> int:
     return sum("\u4e00" <= c <= "\u9fff" for c in text)
 
 
+@pytest.mark.parametrize("start", ["errors.html", "index.html"])
 @pytest.mark.parametrize("edition", EDITIONS, ids=["en", "zh_CN"])
-def test_the_reference_box_opens_the_section_of_every_message(
-    site: str, context: object, edition: str
+def test_the_box_answers_every_message_with_explains_words(
+    site: str, context: object, edition: str, start: str
 ) -> None:
-    page = _open(context, f"{site}/{edition}errors.html")
+    """English: the lines of explain(message); Chinese: as many lines, in Chinese."""
+    page = _open(context, f"{site}/{edition}{start}")
     cases = MESSAGES + _tracebacks()
     assert len(cases) > 40
     english: set[str] = set()  # sections whose answer is not in Chinese
@@ -187,31 +177,20 @@ def test_the_reference_box_opens_the_section_of_every_message(
         _paste(page, message)
         answer = _answer(page)
         assert answer["slug"] == slug, (message[:120], answer["slug"])
-        assert answer["href"] == f"#error-{slug}"
-        # the section's own words, in this edition: the first paragraph and the fix
-        shown = [_ended(str(p)) for p in answer["paragraphs"]]  # type: ignore[attr-defined]
-        assert shown[1] == _ended(str(answer["first"])), slug
-        assert answer["fix"] is not None, f"section {slug} has no **Fix** paragraph"
-        assert shown[-1] == _ended(str(answer["fix"])), slug
-        if not (_cjk(str(answer["first"])) and _cjk(str(answer["fix"]))):
-            english.add(slug)
+        where = "" if start == "errors.html" else "errors.html"
+        assert answer["href"] == f"{where}#error-{slug}"
+        shown = [str(p).strip() for p in answer["paragraphs"]]  # type: ignore[attr-defined]
+        lines = explain(message).lines()
+        if edition:
+            assert len(shown) == len(lines), slug
+            if not (_cjk(shown[0]) and _cjk(shown[1])):
+                english.add(slug)
+        else:
+            assert shown == lines, slug
     assert not page.problems, page.problems  # type: ignore[attr-defined]
     if edition:
         assert page.evaluate("document.documentElement.lang") == "zh-CN"  # type: ignore[attr-defined]
         assert not english, f"answers not in Chinese (catalogue out of step): {sorted(english)}"
-
-
-@pytest.mark.parametrize("edition", EDITIONS, ids=["en", "zh_CN"])
-def test_the_landing_form_takes_the_reader_to_the_section(
-    site: str, context: object, edition: str
-) -> None:
-    page = _open(context, f"{site}/{edition}index.html")
-    for message, slug in MESSAGES:
-        with page.expect_navigation():  # type: ignore[attr-defined]
-            _paste(page, message)
-        assert page.url == f"{site}/{edition}errors.html#error-{slug}", message[:120]  # type: ignore[attr-defined]
-        page.go_back(wait_until="load")  # type: ignore[attr-defined]
-    assert not page.problems, page.problems  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("start", ["errors.html", "index.html"])
@@ -234,12 +213,21 @@ def test_a_message_matching_nothing_says_so_and_links_the_reference(
 def test_every_exported_pattern_compiles_as_javascript(site: str, context: object) -> None:
     page = _open(context, f"{site}/errors.html")
     failures = page.evaluate(  # type: ignore[attr-defined]
-        """() => window.inplaceErrorPatterns.filter((row) => {
-             try { new RegExp(row.pattern); return false; } catch (e) { return true; }
-           }).map((row) => row.slug)"""
+        """() => {
+             const table = window.inplaceErrorPatterns;
+             const patterns = table.reading.map((r) => r.pattern)
+               .concat(table.notes.map((n) => n.pattern), [table.library.when]);
+             for (const kind of table.kinds) {
+               patterns.push(...kind.wordings, ...kind.details.map((d) => d.pattern),
+                             ...kind.causes.filter((c) => c.when).map((c) => c.when));
+             }
+             return patterns.filter((p) => {
+               try { new RegExp(p); return false; } catch (e) { return true; }
+             });
+           }"""
     )
     assert failures == []
-    count = page.evaluate("window.inplaceErrorPatterns.length")  # type: ignore[attr-defined]
+    count = page.evaluate("window.inplaceErrorPatterns.kinds.length")  # type: ignore[attr-defined]
     from inplace_recipes.error_reference import ERRORS
 
     assert count == len(ERRORS)

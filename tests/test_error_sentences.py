@@ -175,7 +175,7 @@ def test_the_saved_tensor_message_names_the_grad_fn_not_always_the_write() -> No
     assert "which is output 0 of Exp," in _saved_tensor_message(True, leaf=False)
     leaf = _saved_tensor_message(True, leaf=True)
     assert "which is output" not in leaf
-    assert "It is a leaf" in str(explain(leaf))
+    assert "has no grad_fn: a leaf" in str(explain(leaf))
 
 
 class _ClampThenDouble(torch.nn.Module):

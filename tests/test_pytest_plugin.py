@@ -142,7 +142,7 @@ def test_the_fixture_gives_the_report_and_the_flag_judges_it(pytester: pytest.Py
         def step(w):
             h = w.sigmoid()
             h.data.mul_(0.5)
-            return h.sum()
+            h.sum().backward()
 
         def test_reads_the_report(inplace_audit):
             w = torch.ones(3, requires_grad=True)
@@ -178,10 +178,12 @@ def test_a_test_that_raises_keeps_its_error_beside_the_row(pytester: pytest.Pyte
 
 
 def test_failing_rows_follow_the_fail_on_table() -> None:
-    report = inplace_recipes.audit(_data_edit)
-    assert [r["consequence"] for r in pytest_plugin.failing_rows([report], "any")] == [
-        "wrong gradients"
-    ]
+    report = inplace_recipes.audit(_data_edit)  # no backward: nothing was computed wrong yet
+    for fail_on in ("any", "unused-graph"):
+        assert [r["consequence"] for r in pytest_plugin.failing_rows([report], fail_on)] == [
+            "wrong gradients if backpropagated"
+        ]
+    assert pytest_plugin.failing_rows([report], "wrong-gradients") == []
     assert pytest_plugin.failing_rows([report], "backward-fails") == []
     with pytest.raises(KeyError):
         pytest_plugin.failing_rows([report], "everything")
@@ -192,3 +194,100 @@ def _data_edit() -> None:
 
     h = torch.ones(3, requires_grad=True).sigmoid()
     h.data.mul_(0.5)
+
+
+#: Forward-only tests: none runs a backward. The first writes through ``.data`` into a buffer
+#: saved for backward (a vector quantizer's EMA update); the second catches autograd's refusal;
+#: the third clips an activation through ``.data``.
+FORWARD_ONLY = """\
+import pytest
+import torch
+
+
+def test_ema_update_of_a_codebook_forward_only():
+    x = torch.randn(3, 4, requires_grad=True)
+    embed = torch.randn(5, 4)
+    dist = torch.einsum("bd,kd->bk", x, embed)
+    embed.data[1:3] = 0.0  # W:ema
+    assert dist.shape == (3, 5)
+
+
+def test_the_error_of_a_write_into_a_leaf():
+    w = torch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        w.add_(1)  # W:leaf
+
+
+def test_a_clipped_activation_forward_only():
+    h = torch.randn(3, 4, requires_grad=True) * 2
+    h.data.clamp_(-1, 1)  # W:clip
+    assert h.abs().max() <= 1
+"""
+
+
+@pytest.fixture
+def forward_only(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makepyfile(test_forward_only=FORWARD_ONLY)
+    return pytester
+
+
+def forward_line(marker: str) -> int:
+    (line,) = [n for n, text in enumerate(FORWARD_ONLY.splitlines(), 1) if f"# W:{marker}" in text]
+    return line
+
+
+def audited(pytester: pytest.Pytester, fail_on: str) -> pytest.RunResult:
+    return run(pytester, "--inplace-audit", "--inplace-audit-fail-on", fail_on)
+
+
+def test_the_default_fails_no_forward_only_test(forward_only: pytest.Pytester) -> None:
+    run(forward_only).assert_outcomes(passed=3)
+    run(forward_only, "--inplace-audit").assert_outcomes(passed=3)
+
+
+def test_unused_graph_is_the_class_for_forward_only_tests(forward_only: pytest.Pytester) -> None:
+    result = audited(forward_only, "unused-graph")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            f"test_forward_only.py:{forward_line('ema')}: wrong gradients if backpropagated*",
+            f"test_forward_only.py:{forward_line('clip')}: wrong gradients if backpropagated*",
+        ]
+    )
+
+
+def test_backward_fails_fails_a_caught_refusal_and_nothing_else(
+    forward_only: pytest.Pytester,
+) -> None:
+    result = audited(forward_only, "backward-fails")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            f"test_forward_only.py:{forward_line('leaf')}: raises*",
+            "FAILED test_forward_only.py::test_the_error_of_a_write_into_a_leaf*",
+        ]
+    )
+    audited(forward_only, "any").assert_outcomes(failed=3)
+
+
+def test_the_same_write_with_a_backward_fails_the_default() -> None:
+    """The forward-only write above, followed by a backward: wrong gradients, which the default fails."""
+    import torch
+
+    def step() -> None:
+        x = torch.randn(3, 4, requires_grad=True)
+        embed = torch.randn(5, 4)
+        dist = torch.einsum("bd,kd->bk", x, embed)
+        embed.data[1:3] = 0.0
+        dist.sum().backward()
+
+    report = inplace_recipes.audit(step)
+    assert [r["consequence"] for r in pytest_plugin.failing_rows([report], "wrong-gradients")] == [
+        "wrong gradients"
+    ]
+
+
+def test_the_docstring_names_every_class() -> None:
+    doc = pytest_plugin.__doc__ or ""
+    for name in pytest_plugin.FAIL_ON:
+        assert f"``{name}``" in doc, name

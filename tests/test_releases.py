@@ -156,7 +156,11 @@ def test_case_fingerprint_is_the_same_without_avx512() -> None:
     code = "from at_cases import AT_CASES; import peers; print(peers.case_fingerprint(AT_CASES))"
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), str(ROOT / "docs")]),
+        "PYTHONPATH": os.pathsep.join(
+            p
+            for p in (str(Path(__file__).parent), str(ROOT / "docs"), os.environ.get("PYTHONPATH"))
+            if p
+        ),
     }
     here = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True

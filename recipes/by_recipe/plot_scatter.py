@@ -81,6 +81,69 @@ assert "ViewBackward0" in flat, flat  # on the flat positions
 fig = ir.draw_graph(y, title="x.scatter(1, cols, v)", highlight=("ScatterBackward0",))
 
 # %%
+# Memory: an int64 grid for index tensors
+# ---------------------------------------
+#
+# Where index tensors do not write along one dimension (two of them, as
+# above, a 2-D one, or one beside a slice), the recipe reads the
+# flat positions through torch's own indexing: ``x[index]`` of an int64
+# ``arange`` of ``x``'s size, while ``x`` has at most 2^20 elements (above
+# that, one grid per dimension, each indexed to the written positions' size).
+# That grid is 8 bytes an element, twice a float32 ``x``, and is freed before
+# the write. On 1e6 float32 elements it makes the step peak at 1.50 times
+# ``clone``'s when the tensor written from is a temporary, and at the same
+# peak as ``clone`` when that tensor stays alive through backward. Each
+# allocation of torch's CPU allocator counted (the benchmark's counter), for
+# ``x[rows, cols] = 0`` on float32 tensors:
+
+from inplace_recipes.bench import peak_bytes
+from inplace_recipes.bench._measure import held_step, temporary_step
+from inplace_recipes.bench._memory import allocations
+
+rows, cols = torch.tensor([1, 5, 7]), torch.tensor([2, 3, 4])
+
+
+def has_grid(shape, index):
+    """Whether the recipe's forward allocates an int64 buffer of x's size."""
+    big = torch.rand(shape)
+    return big.numel() * 8 in allocations(lambda: ir.scatter(big, index, 0.0))
+
+
+for shape in [(1000, 1000), (1024, 1024), (1025, 1024)]:
+    print(f"{shape}: {shape[0] * shape[1]:>9,} elements, grid: {has_grid(shape, (rows, cols))}")
+print("one index tensor, x[rows] = 0, along dimension 0: grid:", has_grid((1000, 1000), rows))
+
+a = torch.rand(1000, 1000, requires_grad=True)
+b = torch.rand(1000, 1000, requires_grad=True)
+
+
+def peaks(name):
+    """Peak bytes of forward + backward: the tensor written from a temporary, and kept alive."""
+
+    def write(c):
+        return ir.RECIPES[name](c, (rows, cols), 0.0)
+
+    cpu = torch.device("cpu")  # the benchmark's two steps
+    return peak_bytes(temporary_step(write, a, b, 0.0), cpu), peak_bytes(
+        held_step(write, a, b, 0.0), cpu
+    )
+
+
+peak = {name: peaks(name) for name in ("scatter", "clone")}
+ratios = [s / c for s, c in zip(peak["scatter"], peak["clone"], strict=True)]
+print(f"scatter over clone, peak of the step: {ratios[0]:.2f}x with c a temporary, ", end="")
+print(f"{ratios[1]:.2f}x with c kept alive")
+# sphinx_gallery_start_ignore
+assert has_grid((1000, 1000), (rows, cols))
+assert has_grid((1024, 1024), (rows, cols))  # 2**20 elements: still one grid
+assert not has_grid((1025, 1024), (rows, cols))
+assert not has_grid((1000, 1000), rows)
+assert has_grid((1000, 1000), torch.tensor([[1, 2], [3, 4]]))  # one of two dimensions, 2-D
+assert has_grid((1000, 1000), (rows, slice(None, 5)))  # a tensor and a slice
+assert [f"{r:.2f}" for r in ratios] == ["1.50", "1.00"], peak
+# sphinx_gallery_end_ignore
+
+# %%
 # Pitfall: duplicate positions
 # ----------------------------
 #

@@ -61,6 +61,83 @@ assert torch.equal(y, ir.select_scatter(x, (slice(None), 2), v))
 fig = ir.draw_graph(y, title="x.select_scatter(v, 1, 2)", highlight=("SelectScatterBackward0",))
 
 # %%
+# Saving nothing is not allocating nothing
+# ----------------------------------------
+#
+# Bytes saved for backward are what stays alive between forward and
+# backward; what a step allocates on the way does not show there. Torch 2.13's
+# ``select_scatter`` copies the whole storage under its input
+# (``clone_preserve_strides`` in ``aten/src/ATen/native/TensorShape.cpp``), so on
+# a row of ``x`` it allocates a buffer of ``x``'s size, not of the row's. For
+# ``x[i, j] = v`` the recipe chains two calls, the inner one on a row: the
+# forward makes one buffer of ``x``'s size besides the result, and the backward
+# makes two where ``clone``'s makes one. Each allocation of torch's CPU
+# allocator counted (the benchmark's counter), on 1e6 float32 elements:
+
+from inplace_recipes.bench import peak_bytes
+from inplace_recipes.bench._measure import held_step, temporary_step
+from inplace_recipes.bench._memory import allocations
+
+a = torch.rand(1000, 1000, requires_grad=True)
+b = torch.rand(1000, 1000, requires_grad=True)
+x_size = a.nbytes  # 4,000,000 bytes
+zero = torch.tensor(0.0)
+print(
+    "a[1].select_scatter(zero, 0, 2) allocates",
+    allocations(lambda: a[1].select_scatter(zero, 0, 2)),
+)
+
+
+def buffers_of_x_size(name):
+    """How many buffers of x's size the forward and the backward of x[500, 500] = 0 allocate."""
+    c = a + b
+    forward = allocations(lambda: ir.RECIPES[name](c, (500, 500), 0.0))
+    y = ir.RECIPES[name](c, (500, 500), 0.0)
+    backward = allocations(lambda: torch.autograd.grad(y.sum(), [a, b]))
+    return forward.count(x_size), backward.count(x_size)
+
+
+def peaks(name):
+    """Peak bytes of forward + backward: the tensor written from kept alive, and a temporary."""
+
+    def write(c):
+        return ir.RECIPES[name](c, (500, 500), 0.0)
+
+    cpu = torch.device("cpu")  # the benchmark's two steps
+    return peak_bytes(held_step(write, a, b, 0.0), cpu), peak_bytes(
+        temporary_step(write, a, b, 0.0), cpu
+    )
+
+
+counted = {name: (buffers_of_x_size(name), peaks(name)) for name in ir.RECIPES}
+least_held = min(held for _, (held, _) in counted.values())
+least_temporary = min(temporary for _, (_, temporary) in counted.values())
+print("recipe          x-size buffers     peak, c kept alive      peak, c a temporary")
+print("                forward backward")
+for name, ((fwd, bwd), (held, temporary)) in counted.items():
+    print(
+        f"{name:15} {fwd:7} {bwd:8}   {held / 2**20:5.2f} MiB {held / least_held:5.2f}x"
+        f"       {temporary / 2**20:5.2f} MiB {temporary / least_temporary:5.2f}x"
+    )
+# sphinx_gallery_start_ignore
+assert max(allocations(lambda: a[1].select_scatter(zero, 0, 2))) == x_size
+assert counted["select_scatter"][0] == (2, 2), counted["select_scatter"]
+assert counted["clone"][0] == (1, 1), counted["clone"]
+(held, temporary) = counted["select_scatter"][1]
+assert f"{held / least_held:.2f}" == "1.33", held / least_held
+assert f"{temporary / least_temporary:.2f}" == "1.50", temporary / least_temporary
+c = a + b  # a row: one select_scatter on x, its result the only buffer of x's size
+assert allocations(lambda: ir.RECIPES["select_scatter"](c, 500, 0.0)).count(x_size) == 1
+# sphinx_gallery_end_ignore
+
+# %%
+# With the tensor written from kept alive through backward (``y =
+# select_scatter(c, ...)`` with ``c`` used again), the step peaks at 1.33 times
+# the least any recipe needs for this write; with it a temporary (``c =
+# select_scatter(c, ...)``), at 1.50 times. A row, ``x[i] = v``, is one call on
+# ``x`` itself and allocates no such copy.
+
+# %%
 # Saving nothing does not make it faster
 # --------------------------------------
 #

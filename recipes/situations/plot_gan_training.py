@@ -133,12 +133,77 @@ assert isinstance(report.error, RuntimeError)
 # sphinx_gallery_end_ignore
 
 # %%
+# The fix is the same whatever the order of the lines. Here the generator's
+# loss is computed first, from its own ``D(fake)``, before D's backward and
+# step; the audit still asks for that loss to be computed after the step
+# (moving the step instead would give D the gradient of both losses):
+
+
+def loss_first_step(G, D, opt_g, opt_d):
+    fake = G(noise)
+    loss_d = bce(D(real), ones) + bce(D(fake.detach()), zeros)
+    loss_g = bce(D(fake), ones)
+    opt_d.zero_grad()
+    loss_d.backward()
+    opt_d.step()
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_g.step()
+
+
+G, D = make_gan()
+report = ir.audit(loss_first_step, G, D, *optimizers(G, D))
+print(report.rows()[0].finding.fix)
+# sphinx_gallery_start_ignore
+loss_line = SOURCE.read_text().splitlines().index("    loss_g = bce(D(fake), ones)") + 1
+fails = [r for r in report.to_records() if r["fix"]]
+assert {r["code"] for r in fails} == {"opt_d.step()"}, fails
+for row in fails:
+    assert row["fix"].startswith(
+        "compute loss_g after this step, from a new forward (not from the output made at "
+    ), row["fix"]
+    assert f"{PAGE}:{loss_line})" in row["fix"], row["fix"]
+assert isinstance(report.error, RuntimeError)
+
+
+def step_moved(G, D, opt_g, opt_d):  # loss_first_step with D's step moved below G's backward
+    fake = G(noise)
+    loss_d = bce(D(real), ones) + bce(D(fake.detach()), zeros)
+    loss_g = bce(D(fake), ones)
+    opt_d.zero_grad()
+    loss_d.backward()
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_d.step()
+    opt_g.step()
+    return loss_d, loss_g
+
+
+G_m, D_m = make_gan()
+opt_g_m, opt_d_m = optimizers(G_m, D_m)
+step_moved(G_m, D_m, opt_g_m, opt_d_m)
+G_r, D_r = make_gan()
+loss_d_r = bce(D_r(real), ones) + bce(D_r(G_r(noise).detach()), zeros)
+only_d = torch.autograd.grad(loss_d_r, list(D_r.parameters()), retain_graph=True)
+both = torch.autograd.grad(loss_d_r + bce(D_r(G_r(noise)), ones), list(D_r.parameters()))
+G_c, D_c = make_gan()
+opt_g_c, opt_d_c = optimizers(G_c, D_c)
+opt_d_c.zero_grad()
+step_moved(G_c, D_c, opt_g_c, opt_d_c)  # D's gradient when it stepped: both losses'
+assert all(torch.allclose(p.grad, g) for p, g in zip(D_c.parameters(), both, strict=True))
+assert not all(torch.allclose(p.grad, g) for p, g in zip(D_c.parameters(), only_d, strict=True))
+# sphinx_gallery_end_ignore
+
+# %%
 # The fix
 # -------
 #
 # Either finish every backward before any step, or run D again on the fake
 # batch after D's step. The PyTorch DCGAN tutorial does the second: the
-# generator is trained against the discriminator it will next face.
+# generator is trained against the discriminator it will next face. The
+# audit's fix is the second, and ``python -m inplace_recipes audit --fix``
+# applies it to a script (it moves the line of the generator's loss below the
+# step): see :doc:`/auto_recipes/tools/plot_audit_command`.
 
 
 def fixed_train_step(G, D, opt_g, opt_d):
@@ -160,6 +225,28 @@ print(report)
 # sphinx_gallery_start_ignore
 assert report.error is None
 assert report.findings == [], report.to_records()
+
+
+def loss_first_fixed(G, D, opt_g, opt_d):  # loss_first_step with the audit's fix applied
+    fake = G(noise)
+    loss_d = bce(D(real), ones) + bce(D(fake.detach()), zeros)
+    opt_d.zero_grad()
+    loss_d.backward()
+    opt_d.step()
+    loss_g = bce(D(fake), ones)
+    opt_g.zero_grad()
+    loss_g.backward()
+    opt_g.step()
+
+
+G_a, D_a = make_gan()
+G_b, D_b = make_gan()
+assert ir.audit(loss_first_fixed, G_a, D_a, *optimizers(G_a, D_a)).ok
+fixed_train_step(G_b, D_b, *optimizers(G_b, D_b))
+for a, b in zip(
+    [*G_a.parameters(), *D_a.parameters()], [*G_b.parameters(), *D_b.parameters()], strict=True
+):
+    assert torch.equal(a, b)  # the same step as the tutorial's order
 # sphinx_gallery_end_ignore
 
 # %%

@@ -340,11 +340,10 @@ assert results["inductor"][1] == {
 # Until that is fixed, do not edit a tensor that a compiled graph may have
 # saved before its ``backward()`` has run. To find such writes, run the code
 # with the compiler off (``torch.compiler.set_stance("force_eager")``), where
-# autograd's own check works, or audit it: the audit runs the compiled call's
-# ops eagerly, so it reports the edit of ``x`` though inductor would not fail.
-# Code compiled under the audit calls back into it, so an audit that saw
-# compiled code resets torch.compile's caches when it ends: the next call
-# compiles again, without the audit.
+# autograd's own check works, or audit it: while an audit runs, compiled code
+# runs as eager code (the audit's one change to a program), so it reports the
+# edit of ``x`` though inductor would not fail. Nothing is compiled during the
+# audit, so the next call after it compiles as usual.
 
 
 def edit_after_compiled_forward():

@@ -8,7 +8,8 @@ under the profiler: the script gets its own ``sys.argv``, runs as
 ``__main__`` with an absolute ``__file__``, and the report is printed when it
 ends, also when it raises or is interrupted. ``-m module`` runs a module
 (``-m torch.distributed.run``), the processes the script starts are audited
-too, and ``--json`` and ``--fail-on`` make it a check for CI.
+too, ``--json`` and ``--fail-on`` make it a check for CI, and ``--fix``
+applies the fixes that are changes of code and audits the script again.
 """
 
 # %%
@@ -20,6 +21,7 @@ too, and ``--json`` and ``--fail-on`` make it a check for CI.
 # ``x += ...`` into the input that its first layer saved, its ``ReLU(inplace=True)``
 # follows a ``BatchNorm`` (safe), and it steps the optimizer after the backward.
 
+import inspect
 import json
 import subprocess
 import sys
@@ -94,7 +96,7 @@ done = run("train.py", "3")
 assert done.returncode == 1, done.stderr
 assert "backward fails  train.py:16" in done.stderr, done.stderr
 assert "fix: x = x + out" in done.stderr
-from inplace_recipes.auditing.advice import _rewrite_call
+from inplace_recipes.auditing._advice import _rewrite_call
 
 assert _rewrite_call("h = x.exp(); h.mul_(2)", "mul_", False) == "h = x.exp(); h = h.mul(2)"
 assert _rewrite_call("with torch.no_grad(): h.mul_(2)", "mul_", False) == "h = h.mul(2)"
@@ -130,7 +132,7 @@ print("exit:", data["exit"])
 # ``inplace_recipes.auditing.CONSEQUENCE_TABLE``:
 
 from inplace_recipes.auditing import CONSEQUENCE_TABLE, FAIL_ON
-from inplace_recipes.auditing.cli import EXIT_FOUND, EXIT_NOT_RUN, EXIT_UNAUDITED
+from inplace_recipes.auditing._cli import EXIT_FOUND, EXIT_NOT_RUN, EXIT_UNAUDITED
 
 for consequence in CONSEQUENCE_TABLE:
     print(consequence.text())
@@ -146,9 +148,41 @@ print(f"--fail-on found a write: {EXIT_FOUND}; children unaudited: {EXIT_UNAUDIT
 print(f"nothing ran: {EXIT_NOT_RUN}; --fail-on classes: {', '.join(FAIL_ON)}")
 
 # %%
-# With the report's fix applied, the script trains and the check passes:
+# Let the command apply its fixes
+# -------------------------------
+#
+# ``--diff`` prints, after the report, the diff of the fixes that are
+# changes of code, and writes nothing. ``--fix`` writes them into the
+# script's files (those under the working directory or the script's folder),
+# with `libcst <https://libcst.readthedocs.io>`_, which keeps comments and
+# formatting as they are, then runs the script again under the audit, in a new
+# process, and says whether the rows it fixed are gone and the script ran to
+# its end; the exit code is then the new run's. A fix that is advice (move an
+# optimizer step, clone in another use) is listed as not applied.
 
-(folder / "train.py").write_text(SCRIPT.replace("x += out", "x = x + out"))
+done = run("--diff", "train.py", "1")
+
+# sphinx_gallery_start_ignore
+assert (folder / "train.py").read_text() == SCRIPT  # --diff wrote nothing
+assert "-        x += out\n+        x = x + out\n" in done.stdout, done.stdout
+assert "Nothing was written: run with --fix" in done.stderr
+# sphinx_gallery_end_ignore
+
+# %%
+# With ``--fix``, the script trains and its second audit finds nothing:
+
+done = run("--fix", "train.py", "2")
+
+# sphinx_gallery_start_ignore
+assert done.returncode == 0, done.stderr
+assert (folder / "train.py").read_text() == SCRIPT.replace("x += out", "x = x + out")
+assert "1 fix of code applied to train.py; 0 not applied." in done.stderr
+assert "it ran to its end, every fixed row is gone, 0 harmful rows left" in done.stderr
+# sphinx_gallery_end_ignore
+
+# %%
+# and the check passes:
+
 done = run("--fail-on", "any", "train.py", "2")
 
 # sphinx_gallery_start_ignore
@@ -327,6 +361,63 @@ assert audited.returncode == 1, audited.stdout
 assert "test_model.py:9: wrong gradients: clamp_" in audited.stdout, audited.stdout
 assert "    fix: h = h.clamp(0.1, 0.9)" in audited.stdout
 assert "inplace audit: on, failing on wrong-gradients" in audited.stdout
+# The README shows this very row: each of its lines is in the output.
+README = Path(inspect.currentframe().f_code.co_filename).resolve().parents[2] / "README.md"
+block = README.read_text().split("inplace audit (--inplace-audit-fail-on wrong-gradients)")[1]
+for readme_line in block.split("```")[0].strip().splitlines()[1:]:
+    assert readme_line in audited.stdout, readme_line
+# sphinx_gallery_end_ignore
+
+# %%
+# Tests that run no backward
+# --------------------------
+#
+# Many tests run a forward only: they check a module's output, or evaluate.
+# No gradient is computed there, so each class fails them for this:
+#
+# - ``wrong-gradients``, the default, fails none of them: it fails a write
+#   autograd does not see only when the test then ran a backward through it.
+# - ``backward-fails`` fails a write autograd refused at once (``raises``): the
+#   test raised there, unless it caught the error (``pytest.raises``), which
+#   this class fails too.
+# - ``unused-graph`` fails the writes whose harm needs the backward the test did
+#   not run (``fails if backpropagated``, ``wrong gradients if
+#   backpropagated``, ``fails if backward again``): the class for forward-only
+#   tests.
+# - ``any`` fails every write that needs a fix.
+#
+# A forward-only test of a codebook update through ``.data``, as a vector
+# quantizer writes it, passes under the default and fails under
+# ``unused-graph``:
+
+(folder / "test_forward.py").write_text(
+    textwrap.dedent(
+        """\
+        import torch
+
+
+        def test_codebook_update_forward_only():
+            x = torch.randn(3, 4, requires_grad=True)
+            embed = torch.randn(5, 4)
+            dist = torch.einsum("bd,kd->bk", x, embed)
+            embed.data[1:3] = 0.0
+            assert dist.shape == (3, 5)
+        """
+    )
+)
+default = pytest("--inplace-audit", "test_forward.py")
+forward_only = pytest(
+    "--inplace-audit", "--inplace-audit-fail-on", "unused-graph", "test_forward.py"
+)
+
+# sphinx_gallery_start_ignore
+assert default.returncode == 0, default.stdout
+assert forward_only.returncode == 1, forward_only.stdout
+assert "test_forward.py:8: wrong gradients if backpropagated" in forward_only.stdout
+from inplace_recipes import pytest_plugin
+
+for name in FAIL_ON:  # the classes listed above are the plugin's, each documented there
+    assert f"``{name}``" in (pytest_plugin.__doc__ or ""), name
 # sphinx_gallery_end_ignore
 
 # %%

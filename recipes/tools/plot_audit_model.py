@@ -22,6 +22,10 @@ there: run the forward inside it. What it does not see is listed at the end.
 # writes it once more. That last write is not safe either: ``r`` is still the
 # output ``tanh`` saved, so it breaks backward on its own (checked below).
 
+import inspect
+import warnings
+from pathlib import Path
+
 import torch
 from torch import nn
 
@@ -120,10 +124,11 @@ assert all(f.fix for f in report)
 # %%
 # Run the same forward without a backward, as an evaluation that forgot
 # ``torch.no_grad()`` does, and nothing fails: the writes that broke backward
-# above are now ``fails if backpropagated``, their own class, which
-# ``--fail-on backward-fails`` does not fail on (``unused-graph`` and ``any``
-# do). The ``.data`` write stays ``wrong gradients``: a backward through it
-# would run and be wrong.
+# above are now ``fails if backpropagated``, and the ``.data`` write is
+# ``wrong gradients if backpropagated``: no gradient was computed, but a
+# backward through it would run and be wrong. Both are classes of their own,
+# which ``--fail-on backward-fails`` and ``wrong-gradients`` do not fail on
+# (``unused-graph`` and ``any`` do).
 
 evaluation = ir.audit(net, x)
 print(evaluation)
@@ -133,9 +138,17 @@ assert evaluation.error is None
 assert [f.consequence for f in evaluation] == [
     "fails if backpropagated",
     "fails if backpropagated",
-    "wrong gradients",
+    "wrong gradients if backpropagated",
     "fails if backpropagated",
 ], evaluation
+from inplace_recipes.auditing import FAIL_ON
+
+assert not {"fails if backpropagated", "wrong gradients if backpropagated"} & set(
+    FAIL_ON["backward-fails"] + FAIL_ON["wrong-gradients"]
+)
+assert {"fails if backpropagated", "wrong gradients if backpropagated"} <= set(
+    FAIL_ON["unused-graph"]
+) & set(FAIL_ON["any"])
 # sphinx_gallery_end_ignore
 
 # %%
@@ -304,6 +317,317 @@ assert {r["code"] for r in report.to_records() if r["fix"]} == {"opt.step()"}, r
 # sphinx_gallery_end_ignore
 
 # %%
+# A ``.data`` write into a buffer that backward saved
+# -----------------------------------------------------
+#
+# A vector quantizer updates its codebook, a buffer that does not require
+# grad, with ``embed.data.copy_(...)`` after the forward that used it. Nothing
+# raises: ``.data`` gives a tensor with a version counter of its own, so
+# autograd's check does not see the write, and the backward computes ``x``'s
+# gradient from the new codebook. The audit says ``wrong gradients``, and that
+# the tensor written has its own version counter; the same write without
+# ``.data`` (or through ``detach()``) moves the saved tensor's counter, and is
+# ``backward fails``.
+
+xq = torch.linspace(-1, 1, 12).reshape(3, 4).requires_grad_()
+
+
+class Quantizer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("embed", torch.linspace(-0.5, 0.5, 20).reshape(5, 4))
+
+    def forward(self, x):
+        dist = torch.einsum("bd,kd->bk", x, self.embed)  # saves embed for x's gradient
+        self.embed.data.copy_(torch.zeros(5, 4))  # the EMA update
+        return dist
+
+
+report = ir.audit(lambda: Quantizer()(xq).sum().backward())
+print(report)
+codebook = Quantizer().embed
+right = torch.autograd.grad(torch.einsum("bd,kd->bk", xq, codebook).sum(), xq)[0]
+print("x.grad is the gradient through the old codebook:", torch.allclose(xq.grad, right))
+
+# %%
+# The fix rebinds the buffer to a new tensor, so that the backward keeps the
+# codebook it saved:
+
+
+class FixedQuantizer(Quantizer):
+    def forward(self, x):
+        dist = torch.einsum("bd,kd->bk", x, self.embed)
+        self.embed = torch.empty_like(self.embed).copy_(torch.zeros(5, 4))
+        return dist
+
+
+xq.grad = None
+quantizer = FixedQuantizer()
+quantizer(xq).sum().backward()
+print(
+    "after the fix:",
+    torch.allclose(xq.grad, right),
+    "and the codebook is updated:",
+    bool((quantizer.embed == 0).all()),
+)
+
+# sphinx_gallery_start_ignore
+(row,) = report.to_records()
+assert row["consequence"] == "wrong gradients", row
+assert row["kind"] == ".data alias of a saved tensor"
+assert "version counter of its own" in row["detail"]
+assert row["fix"] == "self.embed = torch.empty_like(self.embed).copy_(torch.zeros(5, 4))", row
+assert report.error is None
+assert torch.allclose(xq.grad, right)  # the fixed step
+assert ir.audit(lambda: FixedQuantizer()(xq).sum().backward()).ok
+xq.grad = None
+Quantizer()(xq).sum().backward()
+assert not torch.allclose(xq.grad, right)
+assert torch.equal(xq.grad, torch.zeros_like(xq.grad))  # from the zeroed codebook
+
+
+def in_place(embed):
+    dist = torch.einsum("bd,kd->bk", xq, embed)
+    embed.copy_(torch.zeros(5, 4))
+    dist.sum().backward()
+
+
+def through_detach(embed):
+    dist = torch.einsum("bd,kd->bk", xq, embed)
+    embed.detach().copy_(torch.zeros(5, 4))
+    dist.sum().backward()
+
+
+for other in (in_place, through_detach):
+    broke = None
+    try:
+        other(codebook.clone())
+    except RuntimeError as exc:
+        broke = exc
+    assert "modified by an inplace operation" in str(broke), other
+    found = ir.audit(other, codebook.clone())
+    assert [f.consequence for f in found] == ["backward fails"], found
+xq.grad = None
+# sphinx_gallery_end_ignore
+
+# %%
+# Checkpointed code
+# -----------------
+#
+# ``torch.utils.checkpoint.checkpoint`` runs the forward again inside the
+# backward, and the audit watches that recomputation too: a write in it is
+# reported at your line, with what autograd then does. The reentrant
+# checkpoint (``use_reentrant=True``) backpropagates through its recomputed
+# forward with the usual version check, and fails. The non-reentrant one
+# checks no version of what it recomputed: the backward runs on the written
+# values, and its gradients are wrong. (It stops recomputing once it has what
+# the backward needs, so a write after the last saved tensor is never run
+# again, and is safe.) ``checkpoint_sequential`` is either kind.
+
+from torch.utils.checkpoint import checkpoint
+
+
+def doubled_then_exp(h):
+    s = torch.sigmoid(h)
+    s.mul_(2)  # sigmoid saved s for its backward
+    return s.exp().sum()
+
+
+xc = torch.linspace(-1, 1, 4).requires_grad_()
+for reentrant in (True, False):
+    xc.grad = None
+    report = ir.audit(
+        lambda r=reentrant: checkpoint(doubled_then_exp, xc, use_reentrant=r).backward()
+    )
+    print(f"use_reentrant={reentrant}:")
+    print(report)
+
+true_grad = torch.autograd.grad((torch.sigmoid(xc) * 2).exp().sum(), xc)[0]
+print("non-reentrant: x.grad is the true gradient:", torch.allclose(xc.grad, true_grad))
+
+# sphinx_gallery_start_ignore
+SOURCE_LINES = Path(inspect.currentframe().f_code.co_filename).read_text().splitlines()
+write_line = SOURCE_LINES.index("    s.mul_(2)  # sigmoid saved s for its backward") + 1
+for reentrant, consequence in ((True, "backward fails"), (False, "wrong gradients")):
+    xc.grad = None
+    found = ir.audit(
+        lambda r=reentrant: checkpoint(doubled_then_exp, xc, use_reentrant=r).backward()
+    )
+    harmful = [(f.line, f.consequence) for f in found if f.harmful]
+    assert harmful == [(write_line, consequence)], found
+    xc.grad = None
+    broke = None
+    try:
+        checkpoint(doubled_then_exp, xc, use_reentrant=reentrant).backward()
+    except RuntimeError as exc:
+        broke = exc
+    if reentrant:
+        assert "modified by an inplace operation" in str(broke), broke
+    else:
+        assert broke is None, broke
+        assert not torch.allclose(xc.grad, true_grad)
+
+
+def doubled_last(h):
+    return torch.sigmoid(h).mul_(2).sum()
+
+
+xc.grad = None
+late = ir.audit(lambda: checkpoint(doubled_last, xc, use_reentrant=False).backward())
+assert late.ok, late
+assert torch.allclose(xc.grad, torch.autograd.grad((torch.sigmoid(xc) * 2).sum(), xc)[0])
+# sphinx_gallery_end_ignore
+
+# %%
+# The audit does not change the program
+# -------------------------------------
+#
+# A tool that watches must not change what it watches. Initialisers write a
+# Parameter through a view made under ``no_grad`` (``nn.init.orthogonal_``
+# copies into ``tensor.view_as(q)``), and torch refuses, afterwards, to read
+# that view's ``grad_fn`` or ``is_leaf``. The audit never makes a read that
+# torch can refuse, so the initialiser runs under it as it does without it:
+
+w = nn.Parameter(torch.empty(6, 4))
+with torch.no_grad():
+    view = w.view(-1)
+    view.copy_(torch.ones(24))
+try:
+    view.is_leaf
+except RuntimeError as exc:
+    print("torch refuses:", str(exc)[:71], "...")
+
+torch.manual_seed(0)
+plain = nn.init.orthogonal_(nn.Parameter(torch.empty(6, 4))).detach().clone()
+torch.manual_seed(0)
+init_report = ir.audit(nn.init.orthogonal_, nn.Parameter(torch.empty(6, 4)))
+print(
+    "under the audit:",
+    init_report.error,
+    "and the same values:",
+    torch.equal(init_report.result, plain),
+)
+
+# %%
+# Torch also picks its code path by what is active: with any torch function
+# mode, the audit's included, ``nn.TransformerEncoder`` leaves its inference
+# fast path, which returns zeros where a padding mask masks. The audit keeps
+# torch's choice, so an evaluation gives the same values under it:
+
+torch.manual_seed(0)
+encoder = nn.TransformerEncoder(
+    nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), num_layers=1, enable_nested_tensor=True
+).eval()
+padded = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
+tokens = torch.randn(2, 5, 8)
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # the nested tensors' prototype notice
+    with torch.no_grad():
+        without_audit = encoder(tokens, src_key_padding_mask=padded)
+        with ir.audit():
+            with_audit = encoder(tokens, src_key_padding_mask=padded)
+print(
+    "padded positions:",
+    without_audit[1, 3:].abs().sum().item(),
+    with_audit[1, 3:].abs().sum().item(),
+)
+print("the same values:", torch.equal(with_audit, without_audit))
+
+# sphinx_gallery_start_ignore
+assert init_report.error is None
+assert torch.equal(init_report.result, plain)
+assert init_report.problems == {}
+assert without_audit[1, 3:].abs().sum() == 0
+assert torch.equal(with_audit, without_audit)
+# sphinx_gallery_end_ignore
+
+# %%
+# The tests hold the audit to this on every model of the test suite, training
+# steps in the shape of pytorch/examples, every ``torch.nn.init`` function,
+# the parametrizations, GRU and LSTM initialised through slices, writes into
+# views of every kind and the scripts of this gallery that do not show
+# ``torch.compile``: with and without it,
+# the same outputs, gradients, version counters, ``requires_grad``,
+# warnings, exceptions and random state. One exception, by design:
+# ``torch.compile``'d code runs as eager code while an audit is active, so that
+# the audit sees its writes (:doc:`/auto_recipes/situations/plot_torch_compile`).
+
+compiled_mul = torch.compile(lambda t: t * 2, backend="aot_eager")
+probe = torch.ones(2, requires_grad=True)
+with ir.audit():
+    under_audit = compiled_mul(probe).grad_fn.name()
+print("under the audit, the compiled function's node is", under_audit)
+
+# sphinx_gallery_start_ignore
+assert under_audit == "MulBackward0", under_audit
+assert compiled_mul(probe).grad_fn.name() == "CompiledFunctionBackward"
+torch._dynamo.reset()
+# sphinx_gallery_end_ignore
+
+# %%
+# In a notebook
+# -------------
+#
+# ``%load_ext inplace_recipes`` gives IPython and Jupyter the cell magic
+# ``%%inplace_audit``: the cell runs as IPython runs it, then the report is
+# printed, its rows naming the cell and line as IPython's traceback does.
+# ``%%inplace_audit report`` also keeps the report in ``report``, and
+# ``--fail-on CLASS`` makes the cell raise, for notebooks run as tests. Here
+# an IPython shell runs such a cell (in a process of its own):
+#
+# .. code-block:: ipython
+#
+#    %load_ext inplace_recipes
+#
+#    %%inplace_audit report
+#    h = torch.sigmoid(x)
+#    h.mul_(2)
+#    h.sum().backward()
+
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+NOTEBOOK = textwrap.dedent(
+    """\
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance(colors="nocolor")
+    shell.InteractiveTB.set_mode("Minimal")  # the error's last line, as xmode Minimal prints it
+    shell.run_line_magic("load_ext", "inplace_recipes")
+    shell.run_cell("import torch\\nx = torch.ones(3, requires_grad=True)", store_history=True)
+    shell.run_cell(
+        "%%inplace_audit report\\nh = torch.sigmoid(x)\\nh.mul_(2)\\nh.sum().backward()",
+        store_history=True,
+    )
+    report = shell.user_ns["report"]
+    print("kept in report:", [(f.file, f.line, f.consequence) for f in report if f.harmful])
+    """
+)
+with tempfile.TemporaryDirectory() as ipython_dir:
+    shell_run = subprocess.run(
+        [sys.executable, "-c", NOTEBOOK],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+        env={**os.environ, "IPYTHONDIR": ipython_dir},
+    )
+print(shell_run.stdout + shell_run.stderr, end="")
+
+# sphinx_gallery_start_ignore
+import re
+
+assert shell_run.returncode == 0, shell_run.stderr
+cell = re.search(r"backward fails  (In\[\d+\]):2 ", shell_run.stdout)
+assert cell, shell_run.stdout
+assert f"kept in report: [('{cell[1]}', 2, 'backward fails')]" in shell_run.stdout
+assert f"saved by SigmoidBackward0 ({cell[1]}:1)" in shell_run.stdout
+# sphinx_gallery_end_ignore
+
+# %%
 # What an audit costs
 # -------------------
 #
@@ -315,7 +639,7 @@ assert {r["code"] for r in report.to_records() if r["fix"]} == {"opt.step()"}, r
 # rounds, after checking that neither changes the gradients. Outside
 # ``with ir.audit()`` nothing is installed and nothing runs.
 
-from inplace_recipes.auditing.overhead import count_overhead_instructions, measure_overhead
+from inplace_recipes.auditing._overhead import count_overhead_instructions, measure_overhead
 
 times = measure_overhead()
 counts = count_overhead_instructions()
@@ -401,3 +725,5 @@ assert not torch.allclose(hooked_x.grad, true_grad), hooked_x.grad
 # - `torch.autograd.graph.saved_tensors_hooks
 #   <https://pytorch.org/docs/stable/autograd.html#saved-tensors-default-hooks>`_, and why
 #   the audit does not use them: any such hook turns the version check off.
+# - `torch.utils.checkpoint <https://pytorch.org/docs/stable/checkpoint.html>`_: the
+#   reentrant and non-reentrant checkpoints, and what each recomputes.

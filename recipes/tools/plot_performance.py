@@ -4,8 +4,16 @@ Performance: what does in-place cost, and what does out-of-place cost?
 
 The answer first, generated at build time from the committed benchmark
 (``docs/measurements/bench/cpu-full.json``, made with ``python -m
-inplace_recipes bench``); how it was measured, and how far to trust it, below.
+inplace_recipes bench``); the detail, how it was measured, and how far to
+trust it, below.
+
+.. raw:: html
+   :file: ../../_generated/answer_short.html
 """
+
+# %%
+# The detail
+# ----------
 
 import committed
 import matplotlib.pyplot as plt
@@ -216,6 +224,23 @@ assert stats.measured_writes(results) == list(bench.WRITES), "a write has no fig
 # and in-place with a mask index), that memory is the caller's anyway.
 
 print("\n".join(summary.saved_bytes_lines(results)))
+
+# %%
+# Peak memory, as you hold your tensors
+# -------------------------------------
+#
+# The peak of one forward + backward step, counted from every allocation and
+# free of torch's CPU allocator (``torch.profiler`` with
+# ``profile_memory=True``), so it does not move with the machine's load. It
+# depends on what the caller does with the tensor it writes from. In the
+# timed step, ``y = write(a + b)``, that tensor is a temporary, freed when the
+# write returns unless backward saved it: so is ``c = recipe(c, i, v)``, which
+# rebinds the name. When the caller keeps it (``y = recipe(c, i, v)`` with
+# ``c`` used again, or held by a list or a module), it stays alive through
+# backward beside the new tensor. An in-place write is the same in both forms:
+# its result *is* ``c``.
+
+print("\n".join(summary.peak_lines(results)))
 
 # %%
 # Eager against compiled

@@ -42,7 +42,7 @@ from .recipes import where as where
 
 #: The package's version, its one source (pyproject.toml reads it from here;
 #: CHANGELOG.md says what each version changed).
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 if TYPE_CHECKING:  # what type checkers see of the names loaded on first use
     from ._at import at
@@ -64,6 +64,13 @@ _LAZY = {
     "draw_graph": "graph",
     "graph_nodes": "graph",
 }
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext inplace_recipes``: the ``%%inplace_audit`` cell magic (``inplace_recipes.auditing._notebook``)."""
+    from .auditing._notebook import load_ipython_extension as load
+
+    load(ipython)
 
 
 def __getattr__(name: str) -> Any:

@@ -40,7 +40,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     ),
     # Listed once its module exists (issue 13: `audit train.py [args...]`).
     "audit": Subcommand(
-        "inplace_recipes.auditing.cli", "run a script and report its in-place writes"
+        "inplace_recipes.auditing._cli", "run a script and report its in-place writes"
     ),
 }
 

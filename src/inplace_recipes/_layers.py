@@ -9,7 +9,9 @@ layer         modules                                           what it is
 ``pick``      ``_pick``                                         which recipe to use (``best_recipe``)
 ``at``        ``_at``                                           ``at(x)[i].set(v)`` and friends
 ``tools``     ``compare``, ``_compare_cli``, ``matrix``,        what users run on their code and the
-              ``graph``, ``claims``, ``error_reference``,       benchmark; tools may use each other,
+              ``graph``, ``claims``, ``error_reference`` (and   benchmark; tools may use each other,
+              its ``_error_kinds``, ``_error_reading``,
+              ``_error_words``),
               ``auditing``, ``pytest_plugin``, ``bench``,       never in a circle
               ``__main__``
 ============  ================================================  =====================================
@@ -40,6 +42,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "matrix",
             "graph",
             "claims",
+            "_error_kinds",
+            "_error_reading",
+            "_error_words",
             "error_reference",
             "auditing",
             "pytest_plugin",

@@ -4,11 +4,28 @@ Installed with the package as a ``pytest11`` plugin, off until asked for:
 ``pytest --inplace-audit`` (or ``inplace_audit = true`` in the ini options)
 runs each test's body under :func:`~inplace_recipes.audit`, and a test fails
 when the audit finds a write of the class ``--inplace-audit-fail-on`` names
-(``backward-fails``, ``wrong-gradients``, the default, ``unused-graph`` or
-``any``, as the ``audit`` command's ``--fail-on``; ini option
+(as the ``audit`` command's ``--fail-on``; ini option
 ``inplace_audit_fail_on``). The failure message is the audit's row: file,
 line, the code, what backward does about it and the fix. Fixtures run
 outside the audit; only the test function's own call is audited.
+
+What each class fails, and what it fails in a test that runs no backward
+(a forward-only test: a module's output checked, an evaluation):
+
+- ``wrong-gradients``, the default: a write autograd does not see (``.data``,
+  ``no_grad`` on a non-leaf) followed in the test by a backward through the
+  tensor written, which then computed wrong gradients. It fails no
+  forward-only test: without a backward no gradient was computed.
+- ``backward-fails``: a backward of the test that raised because of an
+  in-place write, and a write that autograd refused at once (``raises``). In a
+  forward-only test only the second: the test raised at that write, unless it
+  caught the error (``pytest.raises``), which this class fails too.
+- ``unused-graph``: the writes whose harm needs a backward the test did not
+  run: ``fails if backpropagated``, ``wrong gradients if backpropagated``
+  (a forward that forgot ``torch.no_grad()``, a module tested forward only)
+  and ``fails if backward again`` (a graph kept with ``retain_graph=True``).
+  The class for forward-only tests.
+- ``any``: every write that needs a fix, forward-only or not.
 
 The fixture ``inplace_audit`` is :func:`~inplace_recipes.audit` for a test
 that wants the report itself (``with inplace_audit() as report:`` or
@@ -34,7 +51,9 @@ import pytest
 
 from .auditing import FAIL_ON, AuditReport, audit
 
-__all__ = ["DEFAULT_FAIL_ON", "failing_rows", "failure_message"]
+#: Nothing to import: the plugin is used through pytest (its options and the
+#: ``inplace_audit`` fixture, documented above).
+__all__: list[str] = []
 
 #: What ``--inplace-audit-fail-on`` is when not given.
 DEFAULT_FAIL_ON = "wrong-gradients"

@@ -114,6 +114,10 @@ with tempfile.TemporaryDirectory() as tmp:
         "inplace_recipes.pytest_plugin.failing_rows": lambda: ir.pytest_plugin.failing_rows(
             [ir.audit(_audited)], "any"
         ),
+        "inplace_recipes.pytest_plugin.failure_message": lambda: ir.pytest_plugin.failure_message(
+            [], "any"
+        ),
+        "inplace_recipes.matrix.compile_inputs": lambda: ir.matrix.compile_inputs(x, 0, x[0]),
     }
 
     public = ["inplace_recipes"] + [

@@ -21,13 +21,30 @@ in the report.
 >>> [(f.op, f.consequence) for f in report]
 [('mul_', 'fails if backpropagated')]
 
-A write is judged when the audit ends, by the backwards it saw (see
-:class:`~inplace_recipes.auditing.recorder.Recorder`): here no backward
+A write is judged when the audit ends, by what autograd does with it and
+the backwards the audit saw: here no backward
 ran, so the write is ``"fails if backpropagated"``; with a backward through
-``h`` after it, ``"backward fails"``. A write into a graph that was kept
-with ``retain_graph=True`` and never backpropagated through again is
+``h`` after it, ``"backward fails"``. A write autograd does not see (through
+``.data``, under ``no_grad`` on a non-leaf, into what a non-reentrant
+checkpoint recomputed) is ``"wrong gradients"`` once a backward ran through
+it, ``"wrong gradients if backpropagated"`` before. A write into a graph that
+was kept with ``retain_graph=True`` and never backpropagated through again is
 ``"fails if backward again"``, not an error. :data:`CONSEQUENCE_TABLE` lists
 every consequence, what it means and the ``--fail-on`` classes that fail on it.
+
+The audit never changes the program it watches: every read it makes of your
+tensors is one torch cannot refuse (or is guarded), a step of its own that
+fails is counted in ``report.problems`` and never raised, and torch's
+choices of code path stay as they are (``tests/test_audit_unchanged.py``
+compares outputs, gradients, version counters, ``requires_grad``, warnings,
+exceptions and the random state with and without it, over the models of the
+tests, training steps in the shape of pytorch/examples, every
+``torch.nn.init`` function, the parametrizations and the gallery's
+scripts that do not show ``torch.compile``). One exception, by design: ``torch.compile``'d code runs as eager
+code while an audit is active, so that its writes are seen; its values are
+then eager's. Writes in the forward that a checkpoint recomputes in the
+backward (reentrant, non-reentrant, ``checkpoint_sequential``) are seen in
+the recomputation and reported at your line.
 
 How it works: a :class:`~torch.overrides.TorchFunctionMode` sees each torch
 call your code makes, compares the version counters of its tensor
@@ -54,91 +71,21 @@ this list fails when it changes):
 - writes through the NumPy bridge (``t.numpy()[...] = v``);
 - ``set_`` on a ``detach()`` alias, and writes into ``untyped_storage()``.
 
-``python -m inplace_recipes audit train.py`` audits a script unchanged; see
-:mod:`inplace_recipes.auditing.cli`.
+``python -m inplace_recipes audit train.py`` audits a script unchanged, and
+``--fix`` applies the fixes that are changes of code and audits it again; see
+``python -m inplace_recipes audit --help``. In IPython or Jupyter,
+``%load_ext inplace_recipes`` gives the ``%%inplace_audit`` cell magic
+(its ``--help`` says how).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from types import TracebackType
-from typing import Any, overload
+from ._audit import audit
+from ._records import CONSEQUENCE_TABLE, CONSEQUENCES, FAIL_ON
+from ._records import Consequence as Consequence
+from ._report import RECORD_FIELDS as RECORD_FIELDS
+from ._report import AuditReport
+from ._report import Finding as Finding
+from ._report import Row as Row
 
-from .recorder import Recorder
-from .records import CONSEQUENCE_TABLE, CONSEQUENCES, FAIL_ON, Consequence
-from .report import RECORD_FIELDS, AuditReport, Finding, Row, finding
-
-__all__ = [
-    "CONSEQUENCES",
-    "CONSEQUENCE_TABLE",
-    "FAIL_ON",
-    "RECORD_FIELDS",
-    "AuditReport",
-    "Consequence",
-    "Finding",
-    "Row",
-    "audit",
-]
-
-
-class _Audit:
-    """The context manager :func:`audit` returns when called without a function."""
-
-    def __init__(self) -> None:
-        self.report = AuditReport()
-        self._recorder = Recorder()
-        self._installed: Any = None
-
-    def __enter__(self) -> AuditReport:
-        if self._installed is not None:
-            raise RuntimeError("this audit is already running; start a new audit()")
-        self._installed = self._recorder.installed()
-        self._installed.__enter__()
-        return self.report
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._installed.__exit__(kind, error, tb)
-        self.report.findings[:] = [finding(write) for write in self._recorder.finish()]
-
-
-@overload
-def audit() -> _Audit: ...
-@overload
-def audit(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> AuditReport: ...
-def audit(fn: Callable[..., Any] | None = None, /, *args: Any, **kwargs: Any) -> Any:
-    """Record the in-place writes on autograd tensors of some code.
-
-    ``with audit() as report: ...`` audits a block; the block's errors pass
-    through, and the report is filled when the block ends. ``audit(fn,
-    *args, **kwargs)`` calls ``fn`` and returns the :class:`AuditReport`,
-    with ``fn``'s return value in ``report.result`` and any exception it
-    raised in ``report.error`` (caught, so that the report can be printed).
-
-    >>> import torch
-    >>> x = torch.ones(2, 2, requires_grad=True)
-    >>> def step(x):
-    ...     y = x * 2
-    ...     y[0] = 0.0  # on a non-leaf: CopySlices, safe
-    ...     return y.sum()
-    >>> report = audit(step, x)
-    >>> report.result
-    tensor(4., grad_fn=<SumBackward0>)
-    >>> [(f.op, f.kind, f.consequence) for f in report]
-    [('x[...] = v', 'non-leaf view (CopySlices)', 'safe')]
-    """
-    if fn is None:
-        if args or kwargs:
-            raise TypeError("audit() takes arguments only after a function to call")
-        return _Audit()
-    context = _Audit()
-    with context as report:
-        try:
-            report.result = fn(*args, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - reported in report.error
-            report.error = exc
-    return report
+__all__ = ["CONSEQUENCES", "CONSEQUENCE_TABLE", "FAIL_ON", "AuditReport", "audit"]

@@ -24,7 +24,7 @@ from typing import Any
 
 from .._cli_types import count, positive_int
 from ._entries import BASELINES, WRITES, all_entries
-from ._measure import FULL, QUICK, Config, remeasure_noisy
+from ._measure import FULL, QUICK, Config, fill_memory, remeasure_noisy
 from ._measure import run as measure
 from ._results import over_goals
 from ._summary import summary_lines
@@ -75,6 +75,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="measure again the configurations of FILE that fail the self-consistency check",
     )
     p.add_argument(
+        "--memory",
+        type=Path,
+        metavar="FILE",
+        help="count the peak memory of every record of FILE again, the tensor written from "
+        "a temporary and kept alive (allocations do not depend on load: no timing)",
+    )
+    p.add_argument(
         "--check",
         action="store_true",
         help="exit 1 if a recipe counts over 1.10x its raw one-liner's instructions, "
@@ -120,6 +127,14 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
         for line in remeasure_noisy(results, command=command):
             print(f"measured again: {line}")  # noqa: T201
         args.output = args.output or args.remeasure_noisy
+    elif args.memory:
+        results = json.loads(args.memory.read_text())
+        memory = fill_memory(results, command=command, progress=not args.no_progress)
+        print(  # noqa: T201
+            f"counted the peaks of {memory['records_counted']} records in "
+            f"{memory['seconds']:.0f} s; {len(memory['peak_bytes_changed'])} peak_bytes changed"
+        )
+        args.output = args.output or args.memory
     else:
         results = measure(config(args), progress=not args.no_progress, command=command)
     if args.output:

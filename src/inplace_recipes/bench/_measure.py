@@ -7,9 +7,12 @@ median and interquartile range over interleaved rounds, and the fastest call
 of each round) as ratios to the in-place baseline of the same run (the ratio
 of the fastest rounds, with a bootstrap interval: :mod:`.intervals`; the
 ratio of the medians is kept beside it), the bytes autograd saves for backward, the
-peak memory of one step and the page faults per step. Every entry is first
+peak memory of one step in the two ways a caller holds the tensor it writes
+from (:func:`held_step`) and the page faults per step. Every entry is first
 checked against the reference (``clone()`` then setitem): a number is only
-recorded for code proven correct.
+recorded for code proven correct. :func:`fill_memory` counts the peaks again
+for every record of a results file: allocations do not depend on the
+machine's load, so they need no new timed run.
 
 Each configuration passes the self-consistency check
 (:mod:`~inplace_recipes.bench._consistency`) or is measured again, up to
@@ -51,7 +54,19 @@ from ._intervals import ratio_interval, ratio_of_minima, seconds
 from ._memory import peak_bytes, saved_bytes, saved_storages
 from ._timing import CLOCKS, timed
 
-__all__ = ["CLOCKS", "FULL", "QUICK", "Config", "provenance", "remeasure_noisy", "run", "timed"]
+__all__ = [
+    "CLOCKS",
+    "FULL",
+    "QUICK",
+    "Config",
+    "fill_memory",
+    "held_step",
+    "provenance",
+    "remeasure_noisy",
+    "run",
+    "temporary_step",
+    "timed",
+]
 
 
 @dataclass(frozen=True)
@@ -74,7 +89,8 @@ class Config:
     min_run_time: float = 0.2
     rounds: int = 4
     threads: int = 1
-    #: Measure peak memory (CPU: a ``torch.profiler`` pass per configuration).
+    #: Count peak memory in both forms, the tensor written from a temporary and
+    #: kept alive through backward (CPU: two ``torch.profiler`` passes per entry).
     peak: bool = True
     #: Measure a configuration up to this many times until it passes the
     #: self-consistency check.
@@ -227,15 +243,78 @@ def _checked_recipes(config: Config, device: str, dtype: torch.dtype) -> dict[st
 @dataclass
 class _Step:
     forward: Callable[[], Any]
+    #: ``y = write(a + b, ...)`` and backward: the tensor written from is a temporary.
     both: Callable[[], tuple[Tensor, tuple[Tensor, ...]]]
+    #: The same step with the tensor written from kept alive (:func:`held_step`).
+    held: Callable[[], tuple[Tensor, tuple[Tensor, ...]]] | None = None
+
+
+def _wrt(a: Tensor, b: Tensor, value: Any) -> list[Tensor]:
+    wrt = [a, b]
+    if isinstance(value, Tensor) and value.requires_grad:
+        wrt.append(value)
+    return wrt
+
+
+def held_step(
+    write: Callable[[Tensor], Tensor], a: Tensor, b: Tensor, value: Any
+) -> Callable[[], tuple[Tensor, tuple[Tensor, ...]]]:
+    """The benchmark's step as a caller writes it who keeps the tensor it wrote from.
+
+    ``c = a + b; y = write(c)``, with ``c`` referenced (here by a list, as a
+    module's attribute or a name used again would) until backward has run.
+    The timed step, ``y = write(a + b)``, is the other form: ``c`` is a
+    temporary, freed as soon as the write returns unless backward saved it,
+    which is also what ``c = write(c)`` (rebinding the name) gives. An
+    in-place write is the same in both forms (``y`` *is* ``c``); a recipe
+    keeps ``c`` and its result alive together in this one.
+
+    >>> a, b = torch.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    >>> step = held_step(lambda c: c * 2, a, b, 0.0)
+    >>> y, (grad_a, grad_b) = step()
+    >>> y, grad_a
+    (tensor([4., 4., 4.], grad_fn=<MulBackward0>), tensor([2., 2., 2.]))
+    """
+    wrt = _wrt(a, b, value)
+
+    def held() -> tuple[Tensor, tuple[Tensor, ...]]:
+        kept = [a + b]  # the caller's reference: alive until this step returns
+        y = write(kept[0])
+        return y, torch.autograd.grad(y.sum(), wrt)
+
+    return held
+
+
+def temporary_step(
+    write: Callable[[Tensor], Tensor], a: Tensor, b: Tensor, value: Any
+) -> Callable[[], tuple[Tensor, tuple[Tensor, ...]]]:
+    """The benchmark's timed step, ``y = write(a + b)`` then backward: the tensor written
+    from is a temporary (the other form of :func:`held_step`); ``y`` is returned, as a
+    caller keeps its result.
+
+    >>> a, b = torch.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    >>> temporary_step(lambda c: c * 2, a, b, 0.0)()[1][0]
+    tensor([2., 2., 2.])
+    """
+    return _make_step(lambda a, b: write(a + b), a, b, value).both
+
+
+def _held_for(
+    entry: str, mode: str, a: Tensor, b: Tensor, index: Any, value: Any
+) -> Callable[[], tuple[Tensor, tuple[Tensor, ...]]]:
+    """:func:`held_step` of ``entry`` (compiled as the write alone under ``torch.compile``)."""
+    write = write_fn(entry)
+
+    def written(c: Tensor) -> Tensor:
+        return write(c, index, value)
+
+    return held_step(_compile(written) if mode == "compile" else written, a, b, value)
 
 
 def _make_step(
     forward: Callable[[Tensor, Tensor], Tensor], a: Tensor, b: Tensor, value: Any
 ) -> _Step:
-    wrt = [a, b]
-    if isinstance(value, Tensor) and value.requires_grad:
-        wrt.append(value)
+    wrt = _wrt(a, b, value)
 
     def fwd() -> Tensor:
         return forward(a, b).sum()
@@ -429,6 +508,7 @@ def _measure(
             "saved_bytes": None,
             "saved_input_bytes": None,
             "peak_bytes": None,
+            "peak_bytes_held": None,
             "minor_faults": None,
             "compiled_saved_bytes": None,
             "graph_breaks": None,
@@ -445,7 +525,7 @@ def _measure(
         if step is not None:
             steps[entry] = step
             if config.peak:
-                record["peak_bytes"] = peak_bytes(step.both, device)
+                _count_peaks(record, step, device)
         if bar is not None:  # a tenth of the entry's share: checked (and compiled)
             bar.update(config.rounds)
     # Interleaved rounds: a burst of load from other processes lands on every
@@ -483,6 +563,12 @@ def _measure(
         if bar is not None and record["entry"] not in steps:
             bar.update(9 * config.rounds)  # refused or incorrect: nothing was timed
     return records
+
+
+def _count_peaks(record: dict[str, Any], step: _Step, device: torch.device) -> None:
+    """The peak bytes of ``step``: temporary (``peak_bytes``) and held (``peak_bytes_held``)."""
+    record["peak_bytes"] = peak_bytes(step.both, device)
+    record["peak_bytes_held"] = None if step.held is None else peak_bytes(step.held, device)
 
 
 def _minor_faults(step: Callable[[], Any], seconds: float) -> float | None:
@@ -554,6 +640,10 @@ def _prepare_entry(
     step = _make_step(forward, a, b, value)
     if not _agree(step.both(), reference):  # also compiles the backward
         record.update(correct=False, note="disagrees with clone + setitem in the benchmark graph")
+        return None
+    step.held = _held_for(entry, mode, a, b, index, value)
+    if not _agree(step.held(), reference):  # compiles the held form's write
+        record.update(correct=False, note="disagrees with clone + setitem when c is kept alive")
         return None
     record["correct"] = True
     return step
@@ -686,3 +776,114 @@ def remeasure_noisy(
         }
     )
     return [" ".join(map(str, k)) for k in keys]
+
+
+def _memory_step(
+    entry: str, mode: str, a: Tensor, b: Tensor, index: Any, value: Any
+) -> tuple[_Step, list[Callable[[], tuple[Tensor, tuple[Tensor, ...]]]]]:
+    """``entry``'s step as :func:`run` builds it, compiled where ``mode`` says, and the
+    forms of it that must agree with the reference before they are counted."""
+    if entry == "plain_clone":
+        x = (a + b).detach()
+        clone: Callable[[], Tensor] = x.clone
+        if mode == "compile":
+            torch._dynamo.reset()
+            clone = _compile(lambda: x.clone())
+        clone()
+        return _Step(clone, lambda: (clone(), ())), []
+    forward = forward_fn(entry, index, value, a)
+    if mode == "compile":
+        torch._dynamo.reset()
+        forward = _compile(forward)
+    step = _make_step(forward, a, b, value)
+    step.held = _held_for(entry, mode, a, b, index, value)
+    return step, [step.both, step.held]
+
+
+def fill_memory(
+    results: dict[str, Any], *, command: str = "fill_memory()", progress: bool = False
+) -> dict[str, Any]:
+    """Count the peak bytes of every timed record of ``results`` again, in both forms.
+
+    Allocations are counted, not timed (:func:`~inplace_recipes.bench._memory.peak_bytes`),
+    so a file's memory fields can be filled in without a new timed run: each
+    configuration's tensors are made again as :func:`run` made them (the
+    same seed), each entry that the run found correct is checked against the
+    reference again, in both forms, and its ``peak_bytes`` (the tensor written
+    from a temporary) and ``peak_bytes_held`` (kept alive, :func:`held_step`)
+    are counted with the run's own thread count. ``provenance.memory`` says
+    when, at which commit and with which torch, and which ``peak_bytes`` the
+    count changed. Returns that provenance.
+    """
+    started = time.perf_counter()
+    threads = int(results.get("config", {}).get("threads", 1))
+    groups: dict[tuple[str, str, int, str, str], list[dict[str, Any]]] = {}
+    for r in results["records"]:
+        groups.setdefault(consistency.group_key(r), []).append(r)
+    bar: Any = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(results["records"]), unit="entry", dynamic_ncols=True)
+    changed: list[dict[str, Any]] = []
+    counted = 0
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for (device_name, dtype_name, size, write, mode), records in groups.items():
+            device = torch.device(device_name)
+            dtype = getattr(torch, dtype_name)
+            shape = shape_for(size)
+            gen = torch.Generator().manual_seed(size)
+            a = torch.rand(shape, generator=gen, dtype=dtype).to(device).requires_grad_(True)
+            b = torch.rand(shape, generator=gen, dtype=dtype).to(device).requires_grad_(True)
+            index, value = WRITES[write](shape, a)
+            reference = _make_step(forward_fn("clone", index, value, a), a, b, value).both()
+            for record in records:
+                if bar is not None:
+                    bar.set_description(f"{device_name} {dtype_name} {size:.0e} {write} {mode}")
+                    bar.update(1)
+                if not (record.get("applicable") and record.get("correct")):
+                    record["peak_bytes"] = record["peak_bytes_held"] = None
+                    continue
+                step, checked = _memory_step(record["entry"], mode, a, b, index, value)
+                for form in checked:
+                    if not _agree(form(), reference):
+                        raise RuntimeError(
+                            f"{record['entry']} ({device_name} {dtype_name} {size} {write} "
+                            f"{mode}) no longer agrees with clone + setitem"
+                        )
+                old = record.get("peak_bytes")
+                _count_peaks(record, step, device)
+                counted += 1
+                if old is not None and old != record["peak_bytes"]:
+                    where = dict(
+                        zip(
+                            ("device", "dtype", "size", "write", "mode"),
+                            (device_name, dtype_name, size, write, mode),
+                            strict=True,
+                        )
+                    )
+                    changed.append(
+                        where | {"entry": record["entry"], "was": old, "now": record["peak_bytes"]}
+                    )
+    finally:
+        torch.set_num_threads(old_threads)
+        if bar is not None:
+            bar.close()
+    results.setdefault("config", {})["peak"] = True
+    memory = {
+        "command": command,
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "git_commit": _git_commit(),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu": _cpu_model(),
+        "threads": threads,
+        "records_counted": counted,
+        "peak_bytes_changed": changed,
+        "seconds": time.perf_counter() - started,
+    }
+    results["provenance"]["memory"] = memory
+    return memory

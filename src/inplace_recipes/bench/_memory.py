@@ -6,6 +6,10 @@ its storage alive until backward, whether the recipe made it or the caller
 passed it in. The part that aliases the caller's own tensors (``x``, index
 tensors, ``value``) is reported apart, memory the caller may hold anyway.
 
+Peak bytes are counted, not sampled: on the CPU every allocation and free of
+torch's CPU allocator during the step (:func:`allocations`), summed in order,
+so the same step gives the same figure whatever the machine's load.
+
 >>> import torch
 >>> from inplace_recipes import RECIPES
 >>> x = torch.rand(10, requires_grad=True) * 1
@@ -13,6 +17,8 @@ tensors, ``value``) is reported apart, memory the caller may hold anyway.
 (10, 10)
 >>> saved_bytes(RECIPES["index_put"], x, 4, 0.0)
 (8, 0)
+>>> peak_bytes(lambda: [torch.empty(250) for _ in range(3)], torch.device("cpu"))
+3000
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-__all__ = ["peak_bytes", "saved_bytes", "saved_storages"]
+__all__ = ["allocations", "peak_bytes", "peak_of", "saved_bytes", "saved_storages"]
 
 
 def _tensors(obj: Any) -> list[Tensor]:
@@ -90,22 +96,22 @@ def _quiet_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-def peak_bytes(step: Callable[[], Any], device: torch.device) -> int | None:
-    """Peak bytes allocated by ``step`` above what was allocated before it.
+def allocations(step: Callable[[], Any]) -> list[int] | None:
+    """Bytes of each allocation (positive) and free (negative) on the CPU while ``step`` runs.
 
-    CUDA: ``torch.cuda.max_memory_allocated``. CPU: the allocation and free
-    events that ``torch.profiler`` records with ``profile_memory=True``,
-    summed in time order (every tensor allocation by torch's CPU allocator,
-    forward and backward; Python objects and the allocator's own slack are not
-    counted). ``None`` where the profiler gives no events.
+    Torch's CPU allocator reports every allocation and free to the profiler
+    (``torch.profiler`` with ``profile_memory=True``), forward and backward
+    alike: the backward of a CPU graph runs on the calling thread. The list
+    is in the order they happened (the profiler's timestamps; ties keep the
+    order recorded). It counts the bytes asked for, not the allocator's
+    rounding, and no Python object. The step's result is freed before the
+    profiler stops, so its frees are in the list. ``None`` where the profiler
+    gives no memory events (its internals moved).
+
+    >>> allocations(lambda: torch.empty(10).sum())
+    [40, 4, -40, -4]
     """
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-        torch.cuda.reset_peak_memory_stats(device)
-        before = torch.cuda.memory_allocated(device)
-        step()
-        torch.cuda.synchronize(device)
-        return int(torch.cuda.max_memory_allocated(device) - before)
+    from torch._C._autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
 
     with _quiet_stderr(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
@@ -114,14 +120,44 @@ def peak_bytes(step: Callable[[], Any], device: torch.device) -> int | None:
         events = [
             (e.start_ns(), e.nbytes())
             for e in prof.profiler.kineto_results.events()
-            if e.name() == "[memory]"
+            if e.name() == "[memory]" and e.device_type() == DeviceType.CPU
         ]
     except (AttributeError, RuntimeError):  # pragma: no cover - profiler internals moved
         return None
     if not events:
         return None
+    events.sort(key=lambda event: event[0])  # stable: ties keep the recorded order
+    return [int(nbytes) for _, nbytes in events]
+
+
+def peak_of(events: list[int]) -> int:
+    """The largest running sum of ``events`` (bytes allocated and freed, in order), from 0.
+
+    >>> peak_of([4000, 4000, -4000, 8000, -4000, -8000])
+    12000
+    """
     live = peak = 0
-    for _, nbytes in sorted(events):
+    for nbytes in events:
         live += nbytes
         peak = max(peak, live)
-    return int(peak)
+    return peak
+
+
+def peak_bytes(step: Callable[[], Any], device: torch.device) -> int | None:
+    """Peak bytes allocated by ``step`` above what was allocated before it.
+
+    CUDA: ``torch.cuda.max_memory_allocated``. CPU: the largest running sum of
+    every allocation and free by torch's CPU allocator during the step
+    (``torch.profiler`` with ``profile_memory=True``), forward and backward:
+    counted, not sampled, so the figure does not depend on the machine's load.
+    ``None`` where the profiler gives no events.
+    """
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        before = torch.cuda.memory_allocated(device)
+        step()
+        torch.cuda.synchronize(device)
+        return int(torch.cuda.max_memory_allocated(device) - before)
+    events = allocations(step)
+    return None if events is None else peak_of(events)

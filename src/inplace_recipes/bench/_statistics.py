@@ -1,4 +1,4 @@
-"""Statistics of benchmark results: noise bands, intervals, ties, the crossover size.
+"""Statistics of benchmark results: noise bands, intervals, ties, the crossover size, peaks.
 
 Every number comes from a results dict (:func:`~inplace_recipes.bench.load_results`
 or :func:`~inplace_recipes.bench.run`); nothing here measures or writes prose.
@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from ..recipes import RECIPES
@@ -26,17 +27,23 @@ from ._intervals import holds_one, ratio_interval, seconds
 from ._results import find_record
 
 __all__ = [
+    "FORMS",
+    "HeadlineCosts",
     "between",
     "compiled_ratio",
     "crossover",
     "floor_beaten",
+    "has_held_peaks",
     "has_intervals",
+    "headline_costs",
     "instruction_ratio",
     "interval",
     "interval_coverage",
+    "least_peak",
     "measured_writes",
     "noise",
     "noise_by_size",
+    "peak",
     "point_ratio",
     "ratio_of",
     "sizes_timed",
@@ -289,3 +296,115 @@ def compiled_ratio(results: dict[str, Any], entry: str, write: str, size: int) -
     return ratio_of(
         results, entry, write, size, mode="compile", column="ratio_forward_backward_eager_inplace"
     )
+
+
+# -- peak memory -------------------------------------------------------------------
+
+#: How the caller holds the tensor it writes from, and the column of each form's
+#: peak (``bench._measure.held_step``): a temporary (or a name rebound to the
+#: result) or kept alive through backward.
+FORMS: dict[str, str] = {"temporary": "peak_bytes", "held": "peak_bytes_held"}
+
+
+def peak(
+    results: dict[str, Any], entry: str, write: str, size: int, form: str = "temporary", **kw: Any
+) -> int | None:
+    """The peak bytes of ``entry``'s step in ``form`` (``None`` where not counted).
+
+    >>> rec = {"device": "cpu", "dtype": "float32", "mode": "eager", "size": 10, "write": "row",
+    ...     "entry": "clone", "peak_bytes": 80, "peak_bytes_held": 120}
+    >>> peak({"records": [rec]}, "clone", "row", 10), peak({"records": [rec]}, "clone", "row", 10, "held")
+    (80, 120)
+    """
+    r = find_record(results, entry, write, size, **kw)
+    value = None if r is None else r.get(FORMS[form])
+    return None if value is None else int(value)
+
+
+def has_held_peaks(results: dict[str, Any]) -> bool:
+    """Whether the run counted the held form's peaks (runs before 0.4 did not).
+
+    >>> has_held_peaks({"records": [{"peak_bytes": 8}]})
+    False
+    """
+    return any(r.get("peak_bytes_held") is not None for r in results["records"])
+
+
+def least_peak(
+    results: dict[str, Any], write: str, size: int, form: str = "temporary", **kw: Any
+) -> tuple[int, list[str]] | None:
+    """The least peak of an out-of-place write in ``form``, and the entries that reach it:
+    every recipe, and the in-place write on one clone (``inplace_on_clone``).
+
+    >>> rec = lambda e, n: {"device": "cpu", "dtype": "float32", "mode": "eager", "size": 10,
+    ...     "write": "row", "entry": e, "peak_bytes": n}
+    >>> least_peak({"records": [rec("clone", 80), rec("where", 90), rec("inplace", 40)]}, "row", 10)
+    (80, ['clone'])
+    """
+    found = {
+        e: n
+        for e in ("inplace_on_clone", *RECIPES)
+        if (n := peak(results, e, write, size, form, **kw)) is not None
+    }
+    if not found:
+        return None
+    least = min(found.values())
+    return least, [e for e, n in found.items() if n == least]
+
+
+@dataclass(frozen=True)
+class HeadlineCosts:
+    """What writing out of place with ``entry`` costs against in place, in one configuration."""
+
+    entry: str
+    #: ``entry``'s forward + backward time over in-place's (the fastest rounds).
+    time: float
+    #: Whether the two tie: within the noise band, or with a bootstrap interval
+    #: of their ratio that holds 1 (:func:`tie`).
+    tied: bool
+    #: ``entry``'s peak over in-place's, by form (``None`` where not counted).
+    peak: dict[str, float | None]
+    #: The size from which the passes over memory, not fixed costs, decide (:func:`crossover`).
+    crossover: int
+
+    @property
+    def saves_time(self) -> bool:
+        """Whether in place is faster, beyond the noise band and the bootstrap interval."""
+        return not self.tied and self.time > 1
+
+
+def headline_costs(
+    results: dict[str, Any],
+    band: float,
+    *,
+    entry: str = "clone",
+    write: str = "element",
+    size: int = 10**6,
+    dtype: str = "float32",
+) -> HeadlineCosts | None:
+    """What in place saves over ``entry`` in one configuration (eager, CPU); ``None`` untimed.
+
+    Time counts as saved only beyond ``band`` and, where both have rounds,
+    beyond the bootstrap interval of their ratio (:func:`tie`).
+
+    >>> rec = lambda e, t, n, h: {"device": "cpu", "dtype": "float32", "mode": "eager",
+    ...     "size": 10, "write": "row", "entry": e, "ratio_forward_backward": t,
+    ...     "forward_backward": {"median": t}, "peak_bytes": n, "peak_bytes_held": h}
+    >>> run = {"records": [rec("inplace", 1.0, 80, 80), rec("clone", 1.5, 80, 120)]}
+    >>> costs = headline_costs(run, 1.1, write="row", size=10)
+    >>> costs.time, costs.saves_time, costs.peak
+    (1.5, True, {'temporary': 1.0, 'held': 1.5})
+    """
+    kw = {"dtype": dtype}
+    mine = ratio_of(results, entry, write, size, **kw)
+    if mine is None or ratio_of(results, "inplace", write, size, **kw) is None:
+        return None
+    tied = tie(results, entry, "inplace", write, size, band, **kw)
+    ratios: dict[str, float | None] = {}
+    for form in FORMS:
+        own, base = (
+            peak(results, entry, write, size, form, **kw),
+            peak(results, "inplace", write, size, form, **kw),
+        )
+        ratios[form] = own / base if own is not None and base else None
+    return HeadlineCosts(entry, float(mine), tied, ratios, crossover(results))

@@ -31,15 +31,17 @@ from ._results import (
     over_goals,
     raw_overhead,
 )
-from ._statistics import measured_writes
+from ._statistics import FORMS, has_held_peaks, measured_writes, peak
 
 __all__ = [
+    "FORM_WORDS",
     "at_lines",
     "audit_line",
     "consistency_line",
     "goal_line",
     "overhead_columns",
     "overhead_lines",
+    "peak_lines",
     "recommended",
     "saved_bytes_lines",
     "size_label",
@@ -244,6 +246,47 @@ def saved_bytes_lines(results: dict[str, Any], size: int = 10**6) -> list[str]:
     return lines
 
 
+#: Each form of :data:`~inplace_recipes.bench._statistics.FORMS`, in words.
+FORM_WORDS = {
+    "temporary": "the tensor written from a temporary (y = f(a + b), or c = f(c))",
+    "held": "the tensor written from kept alive through backward (y = f(c), c used again)",
+}
+
+
+def peak_lines(results: dict[str, Any], size: int = 10**6) -> list[str]:
+    """Peak MiB of one forward + backward step, each write and entry, float32 at ``size``,
+    in both forms (:data:`FORM_WORDS`); ``[]`` when the run counted no peaks.
+
+    >>> rec = lambda e, n, h: {"device": "cpu", "dtype": "float32", "mode": "eager", "size": 10,
+    ...     "write": "row", "entry": e, "peak_bytes": n, "peak_bytes_held": h}
+    >>> run = {"config": {"writes": ["row"]}, "records": [rec("inplace", 2**21, 2**21)]}
+    >>> print("\\n".join(peak_lines(run, 10)[:3]))
+    peak memory of one step (MiB), 1e1 float32 elements, the tensor written from a temporary (y = f(a + b), or c = f(c))
+      entry                     row
+      inplace                  2.00
+    """
+    if not any(r.get("peak_bytes") is not None for r in results["records"]):
+        return []
+    forms = [f for f in FORMS if f == "temporary" or has_held_peaks(results)]
+    entries = ["inplace", "inplace_on_clone", *RECIPES]
+    writes = measured_writes(results)
+    lines: list[str] = []
+    for form in forms:
+        if lines:
+            lines.append("")
+        lines.append(
+            f"peak memory of one step (MiB), {size_label(size)} float32 elements, {FORM_WORDS[form]}"
+        )
+        lines.append(f"  {'entry':17}" + "".join(f"{w:>12}" for w in writes))
+        for e in entries:
+            cells = []
+            for w in writes:
+                n = peak(results, e, w, size, form)
+                cells.append("n/a" if n is None else f"{n / 2**20:.2f}")
+            lines.append(f"  {e:17}" + "".join(f"{c:>12}" for c in cells))
+    return lines
+
+
 def summary_lines(results: dict[str, Any]) -> list[str]:
     """What the command line prints: provenance, the overhead tables, audit, consistency."""
     prov = results["provenance"]
@@ -260,6 +303,9 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
         audit_line(results),
         consistency_line(results),
     ]
+    peaks = peak_lines(results)
+    if peaks:
+        lines += ["", *peaks]
     info = results.get("instructions")
     if info and not info.get("available"):
         lines.append(f"instruction counts: {info.get('reason')}")

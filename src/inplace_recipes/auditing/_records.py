@@ -10,7 +10,7 @@ scripts) read it instead of copying names:
 >>> [c.name for c in CONSEQUENCE_TABLE if "backward-fails" in c.fail_on]
 ['backward fails', 'raises']
 >>> print(CONSEQUENCE_TABLE[0].text())
-wrong gradients: autograd does not see the write; backward runs, and its gradients are wrong unless the write leaves every derivative as it was (needs a fix; --fail-on wrong-gradients, any)
+wrong gradients: autograd does not see the write, and a backward differentiated the tensor written after it: it ran, and its gradients are wrong unless the write leaves every derivative as it was (needs a fix; --fail-on wrong-gradients, any)
 """
 
 from __future__ import annotations
@@ -53,8 +53,9 @@ CONSEQUENCE_TABLE = (
         "wrong gradients",
         True,
         ("wrong-gradients", "any"),
-        "autograd does not see the write; backward runs, and its gradients are wrong unless "
-        "the write leaves every derivative as it was",
+        "autograd does not see the write, and a backward differentiated the tensor written "
+        "after it: it ran, and its gradients are wrong unless the write leaves every "
+        "derivative as it was",
     ),
     Consequence(
         "backward fails",
@@ -72,6 +73,14 @@ CONSEQUENCE_TABLE = (
         "the write changed a tensor saved by a graph that no backward ran through after "
         "it (an evaluation without torch.no_grad(), or code that stops before its "
         "backward): a backward through that graph would fail",
+    ),
+    Consequence(
+        "wrong gradients if backpropagated",
+        True,
+        ("unused-graph", "any"),
+        "autograd does not see the write, and no backward differentiated the tensor written "
+        "after it (an evaluation, or code that stops before its backward): a backward "
+        "through it would run and give wrong gradients",
     ),
     Consequence(
         "wrong gradients if reused",
@@ -128,6 +137,10 @@ class Node:
     backward_at: tuple[str, int] | None = None  # the user's line of the last backward
     #: (file, line, id of the code) of the forward line and of the user lines that called it
     callers: tuple[tuple[str, int, int], ...] = ()
+    #: Whether autograd checks the versions of what it saved (not under a recomputation's hooks).
+    checked: bool = True
+    #: Weak references to tensors that share the saved tensors' version counters.
+    witnesses: tuple[Any, ...] = ()
 
     def line_in(self, function: int) -> tuple[str, int]:
         """The line in ``function`` (a code object's id) that led to this node, else :attr:`where`."""
@@ -157,10 +170,16 @@ class Write:
     slug: str | None = None
     after: str = ""  # what made the tensor written, e.g. "NativeBatchNorm"
     fix: str | None = None
+    edit: dict[str, Any] | None = None  # what ``audit --fix`` applies (advice.Fix.edit)
     nodes: list[Node] = field(default_factory=list)
     runs: list[int] = field(default_factory=list)
+    #: Nodes whose backward differentiates the written tensor (a write autograd does not see)
+    watched: list[Node] = field(default_factory=list)
+    watched_runs: list[int] = field(default_factory=list)
     backwards: int = 0  # backward calls finished when the write happened
     failed: int = 0  # backward calls that had raised when the write happened
+    #: The user's line of the backward that raised after the write before it reached its graph
+    raised_at: tuple[str, int] | None = None
     alias_of_leaf: bool = False
     in_function: bool = False  # in a custom autograd.Function's forward
     context: str = ""  # the name of that forward's ctx argument

@@ -16,6 +16,14 @@ while the script runs, file descriptor 1 points at stderr, so that prints,
 C code and subprocesses cannot mix into it. ``--json-out FILE`` writes it to
 ``FILE`` instead and leaves stdout to the script.
 
+``--diff`` prints, after the report, the unified diff of the fixes that are
+changes of code (:mod:`.rewrite`), and writes nothing. ``--fix`` writes them
+into the script's files (those under the working directory or the script's
+folder), runs the script again under the audit, in a new process, and says
+whether the rows it fixed are gone and the script ran to its end; the exit
+code is then the new run's. Fixes that are advice are listed as not applied.
+Without ``--fix`` no file is written.
+
 >>> options = parse(["--json", "train.py", "--lr", "0.1"])
 >>> options.script, options.args
 ('train.py', ['--lr', '0.1'])
@@ -28,14 +36,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import json
 import os
+import subprocess
 import sys
-from collections.abc import Iterator, Sequence
-from typing import TextIO
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TextIO
 
-from .children import ChildAudits, write_records
-from .records import FAIL_ON
-from .running import Outcome, load, run
+from ._children import ChildAudits, write_records
+from ._paths import user_path
+from ._records import FAIL_ON
+from ._running import Outcome, load, run
 
 __all__ = [
     "EXIT_FOUND",
@@ -70,7 +82,8 @@ _EPILOG = (
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m inplace_recipes audit",
-        usage="%(prog)s [-h] [--json | --json-out FILE] [--fail-on CLASS] (script | -m module) [args ...]",
+        usage="%(prog)s [-h] [--json | --json-out FILE] [--fail-on CLASS] [--diff | --fix] "
+        "(script | -m module) [args ...]",
         description=HELP,
         epilog=_EPILOG,
     )
@@ -88,6 +101,18 @@ def _parser() -> argparse.ArgumentParser:
         choices=list(FAIL_ON),
         help=f"exit with {EXIT_FOUND} when a write of this class is found "
         f"({EXIT_UNAUDITED} when child processes ran unaudited)",
+    )
+    edits = parser.add_mutually_exclusive_group()
+    edits.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the diff of the fixes that are changes of code; write nothing",
+    )
+    edits.add_argument(
+        "--fix",
+        action="store_true",
+        help="write those fixes into the script's files, run it again under the audit "
+        "and say whether the rows are gone (the exit code is the new run's)",
     )
     parser.add_argument(
         "-m",
@@ -144,18 +169,160 @@ def _handle(options: argparse.Namespace) -> int:
         report = outcome.report
         report.findings.extend(found)
         report.children, report.unaudited = audited, unaudited
+        for problem, count in children.problems.items():
+            report.problems[problem] = report.problems.get(problem, 0) + count
         code, why = _exit(outcome, options.fail_on)
         report.exit = {"code": code, "script": outcome.code, "why": why}
         report.interrupted = outcome.signal
+        fixes: dict[str, Any] | None = None
+        if options.json and (options.fix or options.diff):
+            fixes = _fixes(options, target.path, report.to_records(), say=None)
         if json_stream is not None:
-            json_stream.write(report.to_json() + "\n")
-    if options.json_out:
-        with open(options.json_out, "w") as out:
-            out.write(report.to_json() + "\n")
+            json_stream.write(_json(report, fixes) + "\n")
     if not options.json:
         where = f"-m {name}" if options.module else name
         sys.stderr.write(f"\ninplace_recipes audit of {where}:\n{report}\n{why}\n")
+        if options.fix or options.diff:
+            fixes = _fixes(options, target.path, report.to_records(), say=sys.stderr.write)
+    if fixes is not None and options.fix and fixes["written"]:
+        code = fixes["rerun"]["exit"]["code"]
+    if options.json_out:
+        with open(options.json_out, "w") as out:
+            out.write(_json(report, fixes) + "\n")
     return code
+
+
+def _json(report: Any, fixes: dict[str, Any] | None) -> str:
+    """The report's JSON, with ``"fixes"`` when ``--fix`` or ``--diff`` was given."""
+    if fixes is None:
+        return str(report.to_json())
+    data = json.loads(report.to_json())
+    data["fixes"] = fixes
+    return json.dumps(data, indent=2)
+
+
+#: The folder this package is imported from: the new run of --fix imports the same one.
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _fixes(
+    options: argparse.Namespace,
+    path: str,
+    records: list[dict[str, Any]],
+    say: Callable[[str], object] | None,
+) -> dict[str, Any]:
+    """Plan the code fixes; with ``--fix``, write them and audit the script again.
+
+    Returns the JSON-ready account; ``say`` (stderr, or ``None`` under ``--json``)
+    is told each step as it happens, and ``--diff`` prints the diff on stdout.
+    """
+    try:
+        from . import _rewrite as rewrite
+    except ImportError as missing:  # libcst is the optional extra audit-fix
+        raise SystemExit(
+            f"inplace_recipes audit --fix and --diff need libcst ({missing}): "
+            "pip install 'inplace-recipes[audit-fix]'"
+        ) from missing
+
+    def tell(text: str) -> None:
+        if say is not None:
+            say(text + "\n")
+
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    planned = rewrite.plan(records, [os.getcwd(), folder])
+    fixes: dict[str, Any] = {
+        "applied": planned.applied,
+        "not_applied": [{"record": r, "why": why} for r, why in planned.skipped],
+        "diff": planned.diff(),
+        "written": [],
+        "rerun": None,
+    }
+    if say is not None and options.diff and fixes["diff"]:
+        sys.stdout.write(fixes["diff"])
+        sys.stdout.flush()
+    count = len(planned.applied)
+    files = ", ".join(sorted(user_path(p) for p in planned.sources)) or "no file"
+    verb = "applied to" if options.fix else "would change"
+    tell(
+        f"\ninplace_recipes audit {'--fix' if options.fix else '--diff'}: {count} "
+        f"fix{'es' * (count != 1)} of code {verb} {files}; {len(planned.skipped)} not applied."
+    )
+    if planned.summary():
+        tell(planned.summary(written=options.fix))
+    if options.fix and planned.sources:
+        fixes["written"] = [user_path(p) for p in planned.write()]
+        fixes["rerun"] = _verdict(records, planned.applied, _audit_again(options))
+        tell(_verdict_text(fixes["rerun"], options))
+    elif options.diff and planned.sources:
+        tell("Nothing was written: run with --fix to apply the diff and audit again.")
+    return fixes
+
+
+def _audit_again(options: argparse.Namespace) -> dict[str, Any]:
+    """The JSON of ``audit`` run again on the (now fixed) script, in a new process."""
+    with tempfile.TemporaryDirectory(prefix="inplace-recipes-fix-") as folder:
+        out = os.path.join(folder, "report.json")
+        target = ["-m", options.module] if options.module else [options.script]
+        fail_on = ["--fail-on", options.fail_on] if options.fail_on else []
+        command = [sys.executable, "-m", "inplace_recipes", "audit", "--json-out", out]
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, env.get("PYTHONPATH")]))
+        sys.stderr.write("\ninplace_recipes audit --fix: running the fixed script again\n")
+        sys.stderr.flush()
+        subprocess.run(  # noqa: PLW1510 - its exit code is in the JSON
+            [*command, *fail_on, *target, *options.args],
+            stdout=sys.stderr.fileno(),
+            env=env,
+        )
+        with open(out) as data:
+            return dict(json.load(data))
+
+
+def _code(record: dict[str, Any]) -> str:
+    return str(record.get("code", "")).split("#")[0].strip()
+
+
+def _verdict(
+    before: list[dict[str, Any]], applied: list[dict[str, Any]], after: dict[str, Any]
+) -> dict[str, Any]:
+    """Which fixed rows are gone from the new run, which harmful rows are left, and how it ended."""
+    left = [r for r in after["findings"] if r["fix"] is not None]
+    fixed_code = {
+        (r["file"], code)
+        for r in applied
+        for code in (_code(r), str(r["edit"].get("code", "")).strip())
+        if code
+    }
+    still = [r for r in left if (r["file"], _code(r)) in fixed_code]
+    known = {(r["file"], _code(r)) for r in before}
+    return {
+        "exit": after["exit"],
+        "error": after["error"],
+        "ran_to_end": after["error"] is None and after["interrupted"] is None,
+        "fixed_rows_gone": not still,
+        "still": still,
+        "left": left,
+        "new": [r for r in left if (r["file"], _code(r)) not in known | fixed_code],
+    }
+
+
+def _verdict_text(verdict: dict[str, Any], options: argparse.Namespace) -> str:
+    name = options.module or options.script
+    ended = (
+        "it ran to its end"
+        if verdict["ran_to_end"]
+        else f"it did not run to its end ({verdict['error'] or 'interrupted'})"
+    )
+    gone = (
+        "every fixed row is gone"
+        if verdict["fixed_rows_gone"]
+        else f"{len(verdict['still'])} fixed row(s) are still there"
+    )
+    left = len(verdict["left"])
+    return (
+        f"Audited {name} again: {ended}, {gone}, {left} harmful row{'s' * (left != 1)} left "
+        f"({len(verdict['new'])} new). Exit code {verdict['exit']['code']}: the new run's."
+    )
 
 
 def _exit(outcome: Outcome, fail_on: str | None) -> tuple[int, str]:
@@ -222,7 +389,7 @@ def child_main(argv: Sequence[str]) -> int:
         return EXIT_NOT_RUN
     with ChildAudits(folder):
         outcome = run(target, args)
-    write_records(folder, token, outcome.report.to_records())
+    write_records(folder, token, outcome.report.to_records(), outcome.report.problems)
     return outcome.code
 
 

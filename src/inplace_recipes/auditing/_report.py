@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from .._table import text_table
-from .paths import library_path, user_path
-from .records import CONSEQUENCES, HARMFUL, Write
+from ._paths import library_path, user_path
+from ._records import CONSEQUENCES, HARMFUL, Write
 
 __all__ = ["CONSEQUENCES", "RECORD_FIELDS", "AuditReport", "Finding", "Row", "finding"]
 
@@ -42,6 +42,7 @@ RECORD_FIELDS = (
     "tensor",
     "after",
     "inside",
+    "edit",
 )
 
 _WIDTH = 100
@@ -53,13 +54,15 @@ TIMES = "\u00d7"
 class Finding:
     """One in-place write, as one call made it.
 
-    ``consequence`` is a name of :data:`~inplace_recipes.auditing.records.CONSEQUENCE_TABLE`:
+    ``consequence`` is a name of :data:`~inplace_recipes.auditing._records.CONSEQUENCE_TABLE`:
     ``"wrong gradients"`` (autograd does not see the write: ``.data``,
     ``no_grad`` on a non-leaf), ``"backward fails"`` (a tensor saved for a
     backward that ran after the write changed), ``"raises"`` (autograd
     refused the write at once), ``"fails if backpropagated"`` (a tensor saved
     by a graph that no backward ran through after the write changed: an
-    evaluation without ``no_grad``), ``"wrong gradients if reused"`` (a custom
+    evaluation without ``no_grad``), ``"wrong gradients if backpropagated"`` (a
+    write autograd does not see, with no backward through it after the write),
+    ``"wrong gradients if reused"`` (a custom
     Function wrote its input without ``ctx.mark_dirty`` and nothing used that
     tensor again), ``"fails if backward again"`` (the write
     broke a graph that no later backward used: one kept by
@@ -82,6 +85,9 @@ class Finding:
     dtype: str = ""
     after: str = ""
     inside: str | None = None
+    #: The code change ``audit --fix`` makes (:class:`~inplace_recipes.auditing._advice.Fix`);
+    #: ``None`` for a harmless write and for a fix that is advice.
+    edit: dict[str, Any] | None = None
 
     @property
     def where(self) -> str:
@@ -141,6 +147,9 @@ class AuditReport:
     interrupted: str = ""
     #: Set by the command: ``{"code": ..., "script": ..., "why": ...}``.
     exit: dict[str, Any] | None = None
+    #: Steps of the audit's own that raised, with how often: the program never saw them,
+    #: but the writes of those calls may be missing from the report.
+    problems: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -175,7 +184,9 @@ class AuditReport:
         ``fix``: one line that removes it (``None`` when harmless); ``detail``:
         which node saved the tensor, and where; ``slug``: the error reference
         section; ``tensor``: dtype and shape; ``after``: the op that made the
-        tensor; ``inside``: torch's file that wrote, when the line called torch.
+        tensor; ``inside``: torch's file that wrote, when the line called torch;
+        ``edit``: the code change ``audit --fix`` makes, or ``None`` (harmless, or
+        a fix that is advice).
         """
         return [row.to_record() for row in self.rows()]
 
@@ -183,7 +194,8 @@ class AuditReport:
         """``{"findings": to_records(), "error": ..., "children": ..., ...}`` as JSON text.
 
         ``children``: ``{"audited": n, "unaudited": m}``; ``interrupted``: the signal
-        or ``null``; ``exit`` (from the command): the exit code, the script's own and why.
+        or ``null``; ``exit`` (from the command): the exit code, the script's own and why;
+        ``problems``: the audit's own steps that failed (see :attr:`problems`), ``{}`` if none.
         """
         error = None if self.error is None else f"{type(self.error).__name__}: {self.error}"
         data = {
@@ -192,6 +204,7 @@ class AuditReport:
             "children": {"audited": self.children, "unaudited": self.unaudited},
             "interrupted": self.interrupted or None,
             "exit": self.exit,
+            "problems": self.problems,
         }
         return json.dumps(data, indent=2)
 
@@ -257,6 +270,13 @@ class AuditReport:
                 f"{self.unaudited} child {processes} ran unaudited: "
                 "their writes are not in this report."
             )
+        if self.problems:
+            count = sum(self.problems.values())
+            first = next(iter(self.problems))
+            lines.append(
+                f"The audit could not examine {count} call{'s' * (count != 1)} (the program "
+                f"ran on unchanged; their writes may be missing above). First: {first}"
+            )
         if self.interrupted:
             lines.append(
                 f"Interrupted by {self.interrupted}: the report covers what ran before it."
@@ -303,4 +323,5 @@ def finding(write: Write) -> Finding:
         dtype=write.dtype,
         after=write.after,
         inside=library_path(write.inside, write.cwd) if write.inside else None,
+        edit=write.edit,
     )

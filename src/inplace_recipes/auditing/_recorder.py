@@ -9,14 +9,17 @@ a write into the memory of a saved tensor that a backward still needs is a
 finding. What backward then does is decided when the audit ends, from the
 backwards that ran: see :class:`Recorder`.
 
-Inside ``torch.compile``'d code the audit sees the ops as eager code runs
-them: while Dynamo traces, each torch call leaves the graph and runs (and is
-recorded) eagerly, so the report and any error are eager's. The audit of a
-compiled function therefore says what its code does uncompiled; it cannot
-see what the compiled graph itself saves or checks. Code that Dynamo compiled
-during the audit calls back into it, so an audit that saw compiled code
-resets torch.compile's caches when it ends (``torch.compiler.reset()``):
-that code is compiled again, without the audit, on its next call.
+``torch.compile``'d code runs as eager code while an audit is active
+(``torch.compiler.set_stance("force_eager")``, in every thread), so that
+the audit sees its ops and the report and any error are eager's: the audit
+of a compiled function says what its code does uncompiled, and its values
+are eager's, which may differ from the compiled ones in the last bits. It
+cannot see what a compiled graph itself saves or checks. Nothing is compiled
+under the audit and the compiled caches are kept: a ``fullgraph=True``
+function runs as it does without the audit, and after the audit the code
+compiled before it runs again. Should Dynamo still trace under the audit
+(a stance the program sets itself), each torch call leaves the graph and runs
+eagerly, and the audit resets torch.compile's caches when it ends.
 
 A write in a custom ``autograd.Function``'s ``forward`` is judged when the
 Function returns: one it marked with ``ctx.mark_dirty`` (the tensor's
@@ -50,7 +53,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from torch import Tensor
@@ -58,9 +61,11 @@ from torch.overrides import TorchFunctionMode
 from torch.utils.weak import WeakIdKeyDictionary
 
 from ..error_reference import explain
-from . import advice
-from .paths import user_path
-from .records import HARMLESS, Node, Sentinel, Write
+from . import _advice as advice
+from ._engine import backward_of, engine_sees
+from ._fast_paths import unchanged_fast_paths
+from ._paths import user_path
+from ._records import HARMLESS, Node, Sentinel, Write
 
 __all__ = ["RAISED_KINDS", "Recorder"]
 
@@ -84,6 +89,9 @@ RAISED_KINDS = {
     "vmap": "unbatched tensor under vmap",
     "output-shape": "tensor smaller than the result",
     "out-argument": "out= with grad",
+    "resize": "tensor that requires grad, resized",
+    "detach-view": "view detached in place",
+    "captured-mutation": "tensor captured by a torch.func transform",
 }
 _BACKWARD = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
 _OVERRIDES = os.path.join("torch", "overrides.py")
@@ -91,8 +99,17 @@ _OVERRIDES = os.path.join("torch", "overrides.py")
 _PASS_THROUGH = (_OVERRIDES, os.path.join("torch", "_dynamo", "eval_frame.py"))
 _ACCESSORS = frozenset({"__get__", "__set__"})
 _FUNCTION_PY = os.path.join("torch", "autograd", "function.py")
+_CHECKPOINT_PY = os.path.join("torch", "utils", "checkpoint.py")
+_AUTOGRAD_PY = os.path.join("torch", "autograd", "__init__.py")
 #: Forget dead nodes after this many new ones.
 _PRUNE_EVERY = 4096
+#: How many different problems of its own an audit keeps the text of.
+_PROBLEMS_KEPT = 20
+#: How many ``detach()`` of ``detach()`` the audit follows to a version counter.
+_ALIAS_DEPTH = 16
+_T = TypeVar("_T")
+#: What a read of a tensor's ``grad_fn`` gives where torch refuses it.
+_REFUSED: Any = object()
 
 
 def _own(file: str) -> bool:
@@ -120,8 +137,38 @@ def _storage(t: Tensor) -> int | None:
         if t.numel() == 0:
             return None
         return int(t.untyped_storage().data_ptr())
-    except (RuntimeError, NotImplementedError, TypeError):
+    except Exception:  # noqa: BLE001 - subclasses raise what they like; no memory to name
         return None
+
+
+def _grad_fn(t: Tensor) -> Any:
+    """``t.grad_fn``, or :data:`_REFUSED` where torch refuses to give it.
+
+    Torch 2.13 raises on reading the ``grad_fn`` (and so ``is_leaf``) of a view
+    made under ``no_grad`` once its base, or another view of it, was written
+    ("A view was created in no_grad mode and its base or another view of its
+    base has been modified inplace ..."), even under ``no_grad``: what
+    ``nn.init.orthogonal_`` does to a Parameter. The program never reads it;
+    the audit must not raise where the program does not.
+    """
+    try:
+        return t.grad_fn
+    except RuntimeError:
+        return _REFUSED
+
+
+def _leaf(t: Tensor) -> bool:
+    """``t.is_leaf``, read so that torch cannot refuse it (see :func:`_grad_fn`).
+
+    A view whose ``grad_fn`` torch refuses was made and written under
+    ``no_grad`` (torch refuses the write itself with grad on): the write went
+    into its base's memory, and is judged as one into its base.
+    """
+    node = _grad_fn(t)
+    if node is _REFUSED:
+        base = t._base
+        return base is None or _leaf(base)
+    return node is None
 
 
 def _versions(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[Tensor, int]]:
@@ -172,6 +219,7 @@ class Recorder:
 
     def __init__(self) -> None:
         self.key = f"inplace_recipes.auditing.{id(self)}"
+        self.watch_key = f"{self.key}.watched"
         self.saved: dict[int, list[Node]] = {}
         self.aliases: WeakIdKeyDictionary = WeakIdKeyDictionary()
         self.writes: list[Write] = []
@@ -179,6 +227,7 @@ class Recorder:
         self.backwards = 0
         self.cwd = os.getcwd()  # paths are shown from here, whatever os.chdir the code runs
         self.failed = 0  # backward calls that raised
+        self.failed_at: list[tuple[str, int] | None] = []  # the user's line of each
         self.backward_at: tuple[str, int] | None = None
         self.tracked = 0
         self.pending: list[_Pending] = []  # writes in a custom Function's forward: marked dirty?
@@ -188,11 +237,16 @@ class Recorder:
         self.saved_names: dict[type, tuple[str, ...]] = {}
         #: Dynamo traced code under this audit: its compiled code calls back into it.
         self.compiled = False
+        self.mode: TorchFunctionMode | None = None
+        #: The audit's own steps that raised (never passed to the program): what, and how often.
+        self.problems: dict[str, int] = {}
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
         """Watch the torch calls of the ``with`` block."""
-        with _FunctionMode(self):
+        eager = torch.compiler.set_stance("force_eager")
+        self.mode = _FunctionMode(self)
+        with eager, unchanged_fast_paths(_FunctionMode), engine_sees(), self.mode:
             try:
                 yield
             finally:
@@ -202,24 +256,62 @@ class Recorder:
 
     def finish(self) -> list[Write]:
         """The writes, each with its final consequence and fix."""
-        self._settle(final=True)
+        self._guarded(self._settle, True)
         for write in self.writes:
-            if write.nodes:
-                self._judge(write)
-            if write.fix is None and write.consequence not in HARMLESS:
-                write.fix = advice.fix_for(write)
+            self._guarded(self._conclude, write)
         return self.writes
+
+    def _conclude(self, write: Write) -> None:
+        self._judge(write)
+        if write.fix is None and write.consequence not in HARMLESS:
+            fix = advice.fix_for(write)
+            write.fix, write.edit = fix.text, fix.edit
 
     # -- the call -----------------------------------------------------------
 
     def on_call(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Run ``func`` as the program would, and record what it wrote.
+
+        The call itself is the program's: its value and its exception pass
+        through unchanged. Every step of the audit's own around it runs in
+        :meth:`_guarded`, so that a read torch refuses, or a bug of the
+        audit's, is counted in :attr:`problems` and never reaches the program.
+        """
+        __tracebackhide__ = True  # pytest and IPython leave the audit's frames out
         if func in _BACKWARD:
             return self._backward(func, args, kwargs)
         if getattr(func, "__name__", None) in _ACCESSORS:  # properties write nothing
             out = func(*args, **kwargs)
             if _name(func) == "data":
-                self._alias(out, "data", args)
+                self._guarded(self._alias, out, "data", args)
             return out
+        before = self._guarded(self._before, func, args, kwargs)
+        try:
+            out = func(*args, **kwargs)
+        except Exception as exc:
+            if isinstance(exc, RuntimeError):
+                self._guarded(self._raised, _name(func), args, kwargs, exc)
+            if before is not None:  # what it wrote before it raised (a checkpoint's early stop)
+                self._guarded(self._after, None, args, kwargs, *before)
+            raise
+        if before is not None:
+            self._guarded(self._after, out, args, kwargs, *before)
+        return out
+
+    def _guarded(self, step: Callable[..., _T], *args: Any) -> _T | None:
+        """``step(*args)``, or ``None`` if it raised: the audit's own work never changes the program."""
+        try:
+            return step(*args)
+        except Exception as exc:  # noqa: BLE001 - counted, shown in the report, never raised
+            what = f"{getattr(step, '__name__', step)}: {type(exc).__name__}: {str(exc)[:200]}"
+            if what in self.problems or len(self.problems) < _PROBLEMS_KEPT:
+                self.problems[what] = self.problems.get(what, 0) + 1
+            return None
+
+    def _before(
+        self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[str, list[tuple[Tensor, int]], bool]:
+        """The call's name, its tensor arguments' versions and the grad mode, before it runs."""
         if self.pending:
             self._settle()
         name = _name(func)
@@ -227,30 +319,75 @@ class Recorder:
         grad_enabled = torch.is_grad_enabled()
         if self.stale and grad_enabled and not _returning(name):
             self._reused(before)
-        try:
-            out = func(*args, **kwargs)
-        except RuntimeError as exc:
-            self._raised(name, args, kwargs, exc)
-            raise
+        return name, before, grad_enabled
+
+    def _after(
+        self,
+        out: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        name: str,
+        before: list[tuple[Tensor, int]],
+        grad_enabled: bool,
+    ) -> None:
+        """Record the arguments the call wrote, and the saved tensors of the nodes it made."""
         frames: tuple[FrameType | None, FrameType | None] | None = None
         done: set[int] = set()
         for t, version in before:
             if t._version != version and id(t) not in done:
                 done.add(id(t))
                 frames = frames or _frames()
-                self._written(t, name, args, kwargs, grad_enabled, frames)
+                self._guarded(self._written, t, name, args, kwargs, grad_enabled, frames)
         if name == "detach":
             self._alias(out, name, args)
         if grad_enabled:
             self._track(out, frames)
-        return out
 
     def _alias(self, out: Any, name: str, args: tuple[Any, ...]) -> None:
+        """Remember that ``out`` is ``source.data`` or ``source.detach()``."""
         source = args[0] if args else None
-        if isinstance(out, Tensor) and isinstance(source, Tensor) and source.requires_grad:
-            self.aliases[out] = (name, source.is_leaf)
+        if isinstance(out, Tensor) and isinstance(source, Tensor):
+            self.aliases[out] = _Alias(
+                name, source.requires_grad, _leaf(source), weakref.ref(source)
+            )
+
+    def _watch(self, *nodes: Any) -> list[Node]:
+        """Records of ``nodes`` that count the backwards that run through them."""
+        found = []
+        for node in nodes:
+            if node is None or node is _REFUSED:
+                continue
+            meta: dict[str, Any] = node.metadata
+            entry = meta.get(self.watch_key)
+            if entry is None:
+                sentinel = Sentinel()
+                entry = meta[self.watch_key] = (
+                    sentinel,
+                    Node(type(node).__name__, ("", 0), weakref.ref(sentinel)),
+                )
+                node.register_prehook(self._runner(entry[1]))
+            found.append(entry[1])
+        return found
 
     def _backward(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Run a backward with this audit's mode active in it (see :mod:`.engine`), and count it."""
+        __tracebackhide__ = True
+        state = self.retain, self.backward_at
+        self._guarded(self._backward_starts, func, args, kwargs)
+        try:
+            with backward_of(self.mode):
+                out = func(*args, **kwargs)
+        except BaseException:
+            self.failed += 1
+            self.failed_at.append(self.backward_at)
+            raise
+        finally:
+            self.retain, self.backward_at = state
+        self.backwards += 1  # one that finished: it ran every node it needed
+        return out
+
+    def _backward_starts(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Whether the backward keeps its graph, and the user's line that called it."""
         try:
             bound = _signature(func).bind(*args, **kwargs)
             retain = bound.arguments.get("retain_graph")
@@ -259,30 +396,17 @@ class Recorder:
         except (TypeError, ValueError):
             retain = True  # unknown: keep every saved tensor as live
         user, _ = _frames()
-        state = self.retain, self.backward_at
         self.retain = bool(retain)
         self.backward_at = (user.f_code.co_filename, user.f_lineno) if user else None
-        try:
-            out = func(*args, **kwargs)
-        except BaseException:
-            self.failed += 1
-            raise
-        finally:
-            self.retain, self.backward_at = state
-        self.backwards += 1  # one that finished: it ran every node it needed
-        return out
 
     # -- saved tensors --------------------------------------------------------
 
     def _track(self, out: Any, frames: tuple[FrameType | None, FrameType | None] | None) -> None:
         """Register the saved tensors of the autograd nodes ``out`` brought."""
         if isinstance(out, Tensor):
-            node = out.grad_fn
-            if node is None:
-                return
-            todo = [node]
+            todo = [_grad_fn(out)]
         elif isinstance(out, (list, tuple)):
-            todo = [t.grad_fn for t in out if isinstance(t, Tensor) and t.grad_fn is not None]
+            todo = [_grad_fn(t) for t in out if isinstance(t, Tensor)]
         else:
             return
         key = self.key
@@ -290,11 +414,18 @@ class Recorder:
         callers: tuple[tuple[str, int, int], ...] = ()
         # Under saved_tensors_hooks (a non-reentrant checkpoint, offloading) the
         # nodes keep packed values, not the tensors: reading them would unpack
-        # (recompute) and give memory that is freed at once. Mark, don't read.
-        packed = torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
+        # (recompute) and give memory that is freed at once. Mark, don't read;
+        # except in a non-reentrant checkpoint's recomputation, whose hooks keep
+        # the tensor itself (torch 2.13's _recomputation_hook: unpack returns it)
+        # and check no version: a write into one is used by the running backward.
+        hooks = torch._C._autograd._top_saved_tensors_default_hooks(False)
+        recomputed = hooks is not None and _recomputation_hooks(hooks)
+        packed = hooks is not None and not recomputed
+        outputs = [out] if isinstance(out, Tensor) else [t for t in out if isinstance(t, Tensor)]
+        todo = [node for node in todo if node is not None and node is not _REFUSED]
         while todo:
             node = todo.pop()
-            meta: dict[str, Any] = node.metadata  # type: ignore[assignment]  # a dict at run time
+            meta: dict[str, Any] = node.metadata
             if key in meta:
                 continue
             sentinel = Sentinel()
@@ -307,7 +438,14 @@ class Recorder:
                 user = (frames or _frames())[0]
                 where = (user.f_code.co_filename, user.f_lineno) if user else ("<unknown>", 0)
                 callers = _callers(user)
-            record = Node(type(node).__name__, where, weakref.ref(sentinel), callers=callers)
+            record = Node(
+                type(node).__name__,
+                where,
+                weakref.ref(sentinel),
+                callers=callers,
+                checked=not recomputed,
+                witnesses=_witnesses(saved, outputs),
+            )
             keys = {k for k in map(_storage, saved) if k is not None}
             self.tracked += 1
             if self.tracked % _PRUNE_EVERY == 0:
@@ -370,28 +508,45 @@ class Recorder:
         grad_enabled: bool,
         frames: tuple[FrameType | None, FrameType | None],
     ) -> None:
-        if torch._C._current_graph_task_id() != -1:
-            return  # inside a backward: a checkpoint's recomputed forward, a hook
         key = _storage(t)
         nodes = [n for n in self.saved.get(key, ()) if n.live()] if key is not None else []
+        recomputing = ""
+        if torch._C._current_graph_task_id() != -1:
+            # Inside a backward: a checkpoint's recomputed forward is the user's forward
+            # run again; a hook's or a Function's backward is not judged.
+            recomputing = _recomputation()
+            if not recomputing or (recomputing == "non-reentrant" and not nodes):
+                return  # the non-reentrant forward's own writes were recorded when it ran
         alias = self._alias_of(t)
         user, inner = frames
         in_function = _in_function_forward(user)
         detail = ""
+        watched: list[Node] = []
         if nodes:
             first = nodes[0]
             detail = (
                 f"saved by {first.name} ({user_path(first.where[0], self.cwd)}:{first.where[1]})"
             )
-            if alias == ".data":
-                kind, consequence = ".data alias of a saved tensor", "wrong gradients"
-                detail += "; autograd does not see this write"
+            if recomputing == "non-reentrant":
+                kind, consequence = "saved in a checkpoint's recomputation", "wrong gradients"
+                detail += (
+                    "; a non-reentrant checkpoint recomputed this forward in the backward and "
+                    "autograd checks no version of what it saved: the backward uses the written values"
+                )
+                nodes = []  # the running backward uses them, not the recomputation's graph
+            elif not self._checked(nodes, t, alias):
+                kind = f"{alias} alias of a saved tensor" if alias else "alias of a saved tensor"
+                consequence = "wrong gradients"
+                detail += (
+                    "; autograd does not see this write: the tensor written has a version "
+                    "counter of its own"
+                )
             else:
                 kind, consequence = "saved for backward", "backward fails"
-        elif t.requires_grad and t.is_leaf and in_function:
+        elif t.requires_grad and _leaf(t) and in_function:
             kind, consequence = "leaf written in a custom Function", "wrong gradients"
             detail = "autograd does not see this write: the leaf's value changes under its gradient"
-        elif t.requires_grad and t.is_leaf:
+        elif t.requires_grad and _leaf(t):
             return  # under no_grad (else autograd raised): initialisation, optimizer steps
         elif t.requires_grad and grad_enabled:
             view = name == "__setitem__" or t._base is not None
@@ -405,12 +560,14 @@ class Recorder:
             if _constant_shift(t, name, args, kwargs):
                 consequence = "safe"
                 detail += ": a shift by a constant, whose derivative is 1, so gradients are right"
-        elif alias is not None:
+            watched = self._watch(_grad_fn(t), *(() if t._base is None else (_grad_fn(t._base),)))
+        elif alias is not None and self._alias_source_grad(t):
             source_leaf = self._alias_source_leaf(t)
             kind = f"{alias} alias of a {'leaf' if source_leaf else 'non-leaf'}"
             consequence = "safe" if source_leaf else "wrong gradients"
             if not source_leaf:
                 detail = "autograd does not see this write"
+                watched = self._watch(*self._alias_source_node(t))
         else:
             return
         file, line = (user.f_code.co_filename, user.f_lineno) if user else ("<unknown>", 0)
@@ -439,6 +596,8 @@ class Recorder:
                 after=_after(t),
                 nodes=nodes,
                 runs=[n.runs for n in nodes],
+                watched=watched,
+                watched_runs=[n.runs for n in watched],
                 backwards=self.backwards,
                 failed=self.failed,
                 alias_of_leaf=alias is not None and self._alias_source_leaf(t),
@@ -446,7 +605,7 @@ class Recorder:
                 call_kwargs={k: v for k, v in kwargs.items() if k in ("out", "inplace")},
                 module=module,
                 module_name=attribute,
-                parameter=t.is_leaf and t.requires_grad,
+                parameter=t.requires_grad and _leaf(t),
                 function=id(user.f_code) if user is not None else 0,
                 cwd=self.cwd,
                 same_source=name == "copy_" and _same_source(t, args),
@@ -455,7 +614,7 @@ class Recorder:
             )
         )
         if in_function and consequence == "wrong gradients" and user is not None:
-            self.pending.append(_Pending(self.writes[-1], weakref.ref(t), t.grad_fn, user))
+            self.pending.append(_Pending(self.writes[-1], weakref.ref(t), _grad_fn(t), user))
 
     def _settle(self, final: bool = False) -> None:
         """Judge the writes of custom Functions' forwards that have returned.
@@ -470,7 +629,7 @@ class Recorder:
             if t is None:  # gone: nothing can use it again
                 self._unmarked(pending)
                 continue
-            node: Any = t.grad_fn
+            node: Any = _grad_fn(t)
             if node is not pending.grad_fn and isinstance(
                 node, torch.autograd.function.BackwardCFunction
             ):
@@ -536,30 +695,61 @@ class Recorder:
         self.stale = keep
 
     def _judge(self, write: Write) -> None:
+        """The consequence, from the backwards that ran after the write."""
+        if write.nodes:
+            self._judge_saved(write)
+        elif write.consequence == "wrong gradients":
+            self._judge_unseen(write)
+
+    def _judge_saved(self, write: Write) -> None:
+        """A write into a tensor saved for backward: did a backward use it after the write?"""
         ran_after = [n for n, runs in zip(write.nodes, write.runs, strict=True) if n.runs > runs]
         if ran_after:
             write.detail += _backward_detail(ran_after, write.cwd)
             return
         base = write.consequence
         would = "fail" if base == "backward fails" else "get wrong gradients"
+        raised = self.failed > write.failed
         if all(runs > 0 for runs in write.runs):  # kept by retain_graph=True, not used again
             write.consequence = "fails if backward again"
             write.detail += f"; no later backward ran through it (one would {would})"
-        elif self.failed > write.failed:
+        elif raised and base == "backward fails":
             write.detail += "; a later backward raised before it reached this graph"
+            write.raised_at = self.failed_at[write.failed]
         elif base == "backward fails":
             write.consequence = "fails if backpropagated"
             write.detail += "; no backward ran through this graph after the write (one would fail)"
         else:
-            write.detail += "; no backward ran through this graph after the write"
+            write.consequence = "wrong gradients if backpropagated"
+            write.detail += (
+                "; a later backward raised before it reached this graph"
+                if raised
+                else "; no backward ran through this graph after the write"
+            ) + " (one would run, with wrong gradients)"
+
+    def _judge_unseen(self, write: Write) -> None:
+        """A write autograd does not see, into no saved tensor: did a backward differentiate it?"""
+        if write.watched:
+            ran = any(n.runs > r for n, r in zip(write.watched, write.watched_runs, strict=True))
+        else:
+            ran = self.backwards > write.backwards
+        if not ran:
+            write.consequence = "wrong gradients if backpropagated"
+            write.detail += (
+                "; no backward ran through the written tensor after the write "
+                "(one would run, with wrong gradients)"
+            )
 
     def _raised(
         self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], exc: Exception
     ) -> None:
         found = explain(exc)
-        if found.slug not in RAISED_KINDS or getattr(exc, "_inplace_recipes_audited", False):
+        # One error passes through every call of this audit that led to it: record it once
+        # per audit (an audit inside another records it too).
+        audits: set[str] = getattr(exc, "_inplace_recipes_audits", set())
+        if found.slug not in RAISED_KINDS or self.key in audits:
             return
-        exc._inplace_recipes_audited = True  # type: ignore[attr-defined]
+        exc._inplace_recipes_audits = audits | {self.key}  # type: ignore[attr-defined]
         target = kwargs.get("out")
         if not isinstance(target, Tensor):
             target = next((t for t, _ in _versions(args, kwargs)), None)
@@ -592,15 +782,62 @@ class Recorder:
             )
         )
 
+    def _checked(self, nodes: list[Node], t: Tensor, alias: str | None) -> bool:
+        """Whether autograd's version check sees the write into ``t``, in memory these nodes saved.
+
+        It does when ``t`` shares the version counter of a saved tensor: ``t`` is
+        that tensor, a view of it, or a ``detach()`` of one. ``.data`` (in torch
+        2.13) gives a tensor with a counter of its own, and the backward runs on
+        the written values. Where no tensor that shares a saved tensor's counter
+        is left to compare with, only a ``.data`` alias is taken as unseen.
+        """
+        counter = self._counter_of(t)
+        for node in nodes:
+            if not node.checked:
+                continue
+            alive = [w for ref in node.witnesses if (w := ref()) is not None]
+            if not alive:
+                if alias != ".data":
+                    return True
+            elif any(self._counter_of(w) is counter for w in alive):
+                return True
+        return False
+
+    def _counter_of(self, t: Tensor) -> Tensor:
+        """The tensor whose version counter ``t`` shares: its view base, through ``detach()``."""
+        for _ in range(_ALIAS_DEPTH):
+            while t._base is not None:
+                t = t._base
+            entry = self.aliases.get(t)
+            source = entry.source() if entry is not None and entry.name == "detach" else None
+            if source is None:
+                return t
+            t = source
+        return t
+
     def _alias_of(self, t: Tensor) -> str | None:
         entry = self._alias_entry(t)
-        return None if entry is None else f".{entry[0]}" + ("()" if entry[0] == "detach" else "")
+        return (
+            None if entry is None else f".{entry.name}" + ("()" if entry.name == "detach" else "")
+        )
+
+    def _alias_source_grad(self, t: Tensor) -> bool:
+        entry = self._alias_entry(t)
+        return bool(entry and entry.requires_grad)
 
     def _alias_source_leaf(self, t: Tensor) -> bool:
         entry = self._alias_entry(t)
-        return bool(entry and entry[1])
+        return bool(entry and entry.requires_grad and entry.leaf)
 
-    def _alias_entry(self, t: Tensor) -> tuple[str, bool] | None:
+    def _alias_source_node(self, t: Tensor) -> tuple[Any, ...]:
+        """The ``grad_fn`` of the tensor ``t`` aliases, and of its base."""
+        entry = self._alias_entry(t)
+        source = entry.source() if entry is not None else None
+        if source is None:
+            return ()
+        return (_grad_fn(source), *(() if source._base is None else (_grad_fn(source._base),)))
+
+    def _alias_entry(self, t: Tensor) -> _Alias | None:
         current: Tensor | None = t
         while current is not None:
             entry = self.aliases.get(current)
@@ -625,14 +862,66 @@ def _stale(t: Tensor, written: Tensor, pending: _Pending) -> bool:
         return True
     if _storage(t) != _storage(written):
         return False
-    node: Any = t.grad_fn
+    node: Any = _grad_fn(t)
     for _ in range(8):  # views of views: a short chain
-        if node is None or isinstance(node, torch.autograd.function.BackwardCFunction):
+        if node is None or node is _REFUSED:
+            return False
+        if isinstance(node, torch.autograd.function.BackwardCFunction):
             return False
         if node is pending.grad_fn or getattr(node, "variable", None) is written:
             return True
         node = node.next_functions[0][0] if node.next_functions else None
     return False
+
+
+@dataclass(frozen=True)
+class _Alias:
+    """What a ``.data`` or ``detach()`` alias is of."""
+
+    name: str  # "data" or "detach"
+    requires_grad: bool  # the source's
+    leaf: bool  # the source's
+    source: weakref.ref[Tensor]
+
+
+def _witnesses(saved: list[Tensor], outputs: list[Tensor]) -> tuple[Any, ...]:
+    """Weak references to tensors that share the version counters of ``saved``.
+
+    A saved input unpacks to the tensor itself; a saved output unpacks to a new
+    tensor each time, so the op's output stands in for it.
+    """
+    keys = {_storage(t) for t in saved}
+    found = []
+    for t in (*saved, *(o for o in outputs if _storage(o) in keys)):
+        with contextlib.suppress(TypeError):  # a subclass without weak references
+            found.append(weakref.ref(t))
+    return tuple(found)
+
+
+def _recomputation_hooks(hooks: tuple[Any, Any]) -> bool:
+    """Whether ``hooks`` are a non-reentrant checkpoint's recomputation hooks (torch 2.13)."""
+    return str(getattr(hooks[0], "__qualname__", "")).startswith("_recomputation_hook.")
+
+
+def _recomputation() -> str:
+    """``"reentrant"`` or ``"non-reentrant"`` inside a checkpoint's recomputed forward, else ``""``.
+
+    Torch 2.13: the reentrant checkpoint recomputes in ``CheckpointFunction.backward``,
+    then runs a backward of its own (not a recomputation); the non-reentrant one
+    recomputes under ``_recomputation_hook``.
+    """
+    hooks = torch._C._autograd._top_saved_tensors_default_hooks(False)
+    if hooks is not None and _recomputation_hooks(hooks):
+        return "non-reentrant"
+    frame: FrameType | None = sys._getframe(1)
+    child: FrameType | None = None
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "backward" and code.co_filename.endswith(_CHECKPOINT_PY):
+            called = child.f_code.co_filename if child is not None else ""
+            return "" if called.endswith(_AUTOGRAD_PY) else "reentrant"
+        child, frame = frame, frame.f_back
+    return ""
 
 
 @dataclass
@@ -678,8 +967,8 @@ def _backward_detail(nodes: list[Node], cwd: str) -> str:
 
 def _after(t: Tensor) -> str:
     """The op that made ``t`` before the write, e.g. ``"NativeBatchNorm"``."""
-    node = t.grad_fn
-    if node is None:
+    node = _grad_fn(t)
+    if node is None or node is _REFUSED:
         return ""
     if type(node).__name__ == "CopySlices" or node.next_functions:
         previous = node.next_functions[0][0] if node.next_functions else None
@@ -764,6 +1053,7 @@ class _FunctionMode(TorchFunctionMode):
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
+        __tracebackhide__ = True
         if torch.compiler.is_compiling():  # Dynamo traces this: record at run time instead
             self.recorder.compiled = True
             return _uncompiled_call(self.recorder, func, args, kwargs or {})

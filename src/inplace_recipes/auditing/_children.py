@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from .paths import user_path
-from .report import Finding
+from ._paths import user_path
+from ._report import Finding
 
 __all__ = ["ChildAudits", "audited_command", "write_records"]
 
@@ -39,7 +39,7 @@ _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
 #: Run in a rewritten Python child: make this package importable, then audit the rest of argv.
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv.pop(1)); "
-    "from inplace_recipes.auditing.cli import child_main; sys.exit(child_main(sys.argv[1:]))"
+    "from inplace_recipes.auditing._cli import child_main; sys.exit(child_main(sys.argv[1:]))"
 )
 #: Python options that take a value (``-W ignore``): the value is not the script.
 _VALUED = frozenset({"-W", "-X", "--check-hash-based-pycs"})
@@ -54,21 +54,28 @@ class _AuditedTarget:
     token: str
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from . import audit
+        from ._audit import audit
 
         context = audit()
         try:
             with context:
                 return self.target(*args, **kwargs)
         finally:
-            write_records(self.folder, self.token, context.report.to_records())
+            report = context.report
+            write_records(self.folder, self.token, report.to_records(), report.problems)
 
 
-def write_records(folder: str, token: str, records: list[dict[str, Any]]) -> None:
-    """Write one child's records to ``folder`` (absolute paths, so the parent can place them)."""
+def write_records(
+    folder: str,
+    token: str,
+    records: list[dict[str, Any]],
+    problems: dict[str, int] | None = None,
+) -> None:
+    """Write one child's records to ``folder`` (absolute paths, so the parent can place them),
+    and the steps of its audit that failed (``AuditReport.problems``)."""
     for record in records:
         record["file"] = os.path.abspath(record["file"])
-    data = {"records": records}
+    data = {"records": records, "problems": problems or {}}
     name = os.path.join(folder, f"{token}.json")
     with open(name + ".part", "w") as out:
         json.dump(data, out)
@@ -118,6 +125,8 @@ class ChildAudits:
         self.cwd = ""
         self._own = folder is None  # the first audit's: read and removed by collect()
         self._saved: list[tuple[Any, str, Any]] = []
+        #: The failed steps of the children's audits, filled by :meth:`collect`.
+        self.problems: dict[str, int] = {}
 
     def _token(self) -> str:
         """A new child's name: ``<token>.started`` now, ``<token>.json`` when its audit ends."""
@@ -177,7 +186,10 @@ class ChildAudits:
             if not name.endswith(".json"):
                 continue
             with open(os.path.join(self.folder, name)) as data:
-                records = json.load(data)["records"]
+                child = json.load(data)
+            records = child["records"]
+            for problem, count in child.get("problems", {}).items():
+                self.problems[problem] = self.problems.get(problem, 0) + count
             audited += 1
             for record in records:
                 findings += [_finding(record, self.cwd)] * int(record["count"])
@@ -203,4 +215,5 @@ def _finding(record: dict[str, Any], cwd: str) -> Finding:
         dtype=dtype,
         after=record["after"],
         inside=record["inside"],
+        edit=record.get("edit"),
     )

@@ -23,7 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
 
-from . import AuditReport, audit
+from ._audit import audit
+from ._report import AuditReport
 
 __all__ = ["Interrupted", "Outcome", "Target", "load", "print_traceback", "run"]
 

@@ -4,6 +4,11 @@ A write made inside torch (an optimizer's ``addcdiv_``, ``Embedding(max_norm=...
 renorm, ``nn.ReLU(inplace=True)``) is advised at the line that called torch:
 move the step, pass a clone, build the module with ``inplace=False``.
 
+Each fix is a :class:`Fix`: the line the report prints, and, when the fix is
+a change of code, the :data:`edit <Fix.edit>` that ``audit --fix`` applies
+(:mod:`.rewrite`); a fix that is advice (move a step, clone in another use)
+has none.
+
 Reads the records (:mod:`.records`); the recorder calls it, and it calls nothing back.
 
 >>> label("__iadd__", {}, None)
@@ -16,14 +21,37 @@ import ast
 import linecache
 import os
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from .paths import user_path
-from .records import Write
+from ._paths import user_path
+from ._records import Write
 
-__all__ = ["fix_for", "label", "out_of_place"]
+__all__ = ["Fix", "fix_for", "label", "out_of_place"]
+
+
+@dataclass(frozen=True)
+class Fix:
+    """The fix of one write: the line the report prints, and the edit ``audit --fix`` applies.
+
+    ``edit`` is a JSON-ready dict, ``None`` when the fix is advice:
+    ``{"action": "replace", "code": ...}`` replaces the statement on the write's
+    line by ``code`` (``"imports"``: modules it needs; ``"then"``: a move after
+    it); ``{"action": "move", "below": n}`` moves that statement (with the loop
+    or block that holds it) below line ``n``, the backward that needs the old
+    values; ``{"action": "keyword", "callee": "ReLU", "attribute": "relu",
+    "keyword": "inplace", "value": False}`` builds the module (``attribute`` of
+    ``self``, else every such call) with that keyword, and with ``"line": n``
+    passes it to the call on line ``n``; ``{"action": "recompute", "loss":
+    "g_loss", "forward": n, "step": m}`` computes the loss again after the step
+    on line ``m``, from the forward on line ``n``.
+    """
+
+    text: str
+    edit: dict[str, Any] | None = None
+
 
 _DUNDER = {
     "__iadd__": "+",
@@ -67,25 +95,37 @@ def label(name: str, kwargs: dict[str, Any], module: Any, code: str = "") -> str
     return name
 
 
-def fix_for(write: Write) -> str:
-    """One line that removes ``write``'s harm, written for the user's line."""
+def fix_for(write: Write) -> Fix:
+    """What removes ``write``'s harm: one line written for the user's line, and its edit."""
     marked = _mark_dirty(write)
     if marked is not None:
-        return marked
+        return Fix(marked, _replace(marked))
     fix = _fix_for(write)
+    text = fix.text
     if write.in_function and write.kind == "non-leaf under no_grad":
-        fix += "  # or keep the write: ctx.mark_dirty() the tensor and return it"
+        text += "  # or keep the write: ctx.mark_dirty() the tensor and return it"
     if write.hooked:
-        fix += (
+        text += (
             "  # and every other in-place op on this module's input or output"
             " (or hook the enclosing module instead)"
         )
     if write.consequence == "fails if backpropagated" and not write.alias_of_leaf:
-        fix += "  # or, in an evaluation, run it under torch.no_grad()"
-    return fix
+        text += "  # or, in an evaluation, run it under torch.no_grad()"
+    return Fix(text, fix.edit)
 
 
-def _fix_for(write: Write) -> str:
+def _replace(code: str, then: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The edit that replaces the write's statement by ``code`` (a fix line, its remark dropped)."""
+    code = code.split("  #")[0].strip()
+    edit: dict[str, Any] = {"action": "replace", "code": code}
+    if "inplace_recipes." in code:
+        edit["imports"] = ["inplace_recipes"]
+    if then is not None:
+        edit["then"] = then
+    return edit
+
+
+def _fix_for(write: Write) -> Fix:
     saved_at = _saved_at(write)
     if write.inside is not None:
         return _fix_inside(write, saved_at)
@@ -94,41 +134,64 @@ def _fix_for(write: Write) -> str:
     if write.alias_of_leaf:
         call = _call(code, name)
         edit = f"{call[0]}.{name}({call[1]})" if call else f"{_target(code, name)}.{name}(...)"
-        return f"with torch.no_grad(): {edit}  # not .data; {_moved(write)}"
+        text = f"with torch.no_grad(): {edit}  # not .data; {_moved(write)}"
+        below = _below(write)
+        if call is None or below is None:
+            return Fix(text)
+        return Fix(
+            text, _replace(f"with torch.no_grad(): {edit}", {"action": "move", "below": below})
+        )
     if write.parameter and not write.in_function:  # a Parameter cannot be reassigned
-        return f"keep this write under torch.no_grad(), and {_moved(write)}"
+        below = _below(write)
+        text = f"keep this write under torch.no_grad(), and {_moved(write)}"
+        return Fix(text, None if below is None else {"action": "move", "below": below})
     if write.kind == "non-leaf under no_grad" and not write.in_function:
-        return "compute it out of place outside no_grad, or on a .clone()"
+        return Fix("compute it out of place outside no_grad, or on a .clone()")
     if name == "__setitem__":
         found = re.fullmatch(r"([\w.]+)\[(.+)\]\s*=\s*(.+)", code)
         if found:
             target, index, value = found.groups()
-            return f"{target} = inplace_recipes.at({target})[{index}].set({value})"
-        return _setitem(write.call_args)
+            text = f"{target} = inplace_recipes.at({target})[{index}].set({value})"
+            return Fix(text, _replace(text))
+        return Fix(_setitem(write.call_args))
     if write.label.startswith("x ") and write.label.endswith("= ..."):
         symbol = write.label.split()[1][:-1]
         found = re.fullmatch(rf"([\w.]+)\s*{re.escape(symbol)}=\s*(.+)", code)
         if found:
             target, value = found.groups()
-            return f"{target} = {target} {symbol} {value}"
-        return f"write it out of place: a = a {symbol} b, not a {symbol}= b"
+            text = f"{target} = {target} {symbol} {value}"
+            return Fix(text, _replace(text))
+        return Fix(f"write it out of place: a = a {symbol} b, not a {symbol}= b")
     if name.endswith("_") and not name.startswith("_"):
         rewritten = _rewrite_call(code, name, write.same_source)
         if rewritten is not None:
-            return rewritten
+            return Fix(rewritten, _replace(rewritten))
     if kwargs.get("out") is not None:
         if hasattr(torch, name):
-            return f"y = torch.{name}(...)  # without out="
-        return "y = a new tensor from the op, without out="
+            return Fix(f"y = torch.{name}(...)  # without out=")
+        return Fix("y = a new tensor from the op, without out=")
     if kwargs.get("inplace"):
         if hasattr(torch.nn.functional, name):
-            return f"pass inplace=False to {name} on this line (or call torch.nn.functional.{name} without it)"
-        return "pass inplace=False"
+            return Fix(
+                f"pass inplace=False to {name} on this line (or call torch.nn.functional.{name} without it)",
+                {
+                    "action": "keyword",
+                    "callee": name,
+                    "keyword": "inplace",
+                    "value": False,
+                    "line": write.line,
+                },
+            )
+        return Fix("pass inplace=False")
     if name.endswith("_") and not name.startswith("_"):
-        return f"call {name[:-1]} (out of place) instead of {name}, and use its result{saved_at}"
+        return Fix(
+            f"call {name[:-1]} (out of place) instead of {name}, and use its result{saved_at}"
+        )
     if hasattr(torch, name):
-        return f"use the result of torch.{name}(...) out of place{saved_at}"
-    return f"run this line after the last backward that needs the old values, or pass a .clone(){saved_at}"
+        return Fix(f"use the result of torch.{name}(...) out of place{saved_at}")
+    return Fix(
+        f"run this line after the last backward that needs the old values, or pass a .clone(){saved_at}"
+    )
 
 
 def _mark_dirty(write: Write) -> str | None:
@@ -337,22 +400,34 @@ _NOT_THE_SAME = frozenset(
 )
 
 
-def _fix_inside(write: Write, saved_at: str) -> str:
+def _fix_inside(write: Write, saved_at: str) -> Fix:
     inside = write.inside or ""
     if write.module is not None and getattr(write.module, "inplace", False) is True:
         kind = type(write.module).__name__
-        return f"build {write.module_name or 'it'} as nn.{kind}(inplace=False)"
+        attribute = (write.module_name or "").removeprefix("self.") or None
+        return Fix(
+            f"build {write.module_name or 'it'} as nn.{kind}(inplace=False)",
+            {
+                "action": "keyword",
+                "callee": kind,
+                "attribute": attribute,
+                "keyword": "inplace",
+                "value": False,
+            },
+        )
     if f"{os.sep}optim{os.sep}" in inside:
         return _fix_step(write, saved_at)
     if write.name == "embedding" or write.name.startswith("embedding_renorm"):
-        return (
+        return Fix(
             "Embedding(max_norm=...) renormalises its weight in place: "
             f"use weight.clone() in the other use of the weight{saved_at}"
         )
-    return f"run this line after the last backward that needs the old values, or pass a .clone(){saved_at}"
+    return Fix(
+        f"run this line after the last backward that needs the old values, or pass a .clone(){saved_at}"
+    )
 
 
-def _fix_step(write: Write, saved_at: str) -> str:
+def _fix_step(write: Write, saved_at: str) -> Fix:
     """An optimizer step between a forward and the backward that needs its weights.
 
     Moving the step below that backward would add that loss's gradient into
@@ -362,16 +437,23 @@ def _fix_step(write: Write, saved_at: str) -> str:
     backward = _last_backward(write)
     node = write.nodes[0] if write.nodes else None
     if backward is None or node is None:
-        return f"run this step after the last backward that needs the old values{saved_at}"
+        return Fix(f"run this step after the last backward that needs the old values{saved_at}")
     file, line, loss = backward
-    forward = _where(node.line_in(write.function), write.cwd)
+    made = node.line_in(write.function)
+    forward = _where(made, write.cwd)
     what = f"{loss} " if loss else "the loss "
     name = loss or "that loss"
-    return (
+    text = (
         f"compute {what}after this step, from a new forward (not from the output made at "
         f"{forward}), so that the backward at {_where((file, line), write.cwd)} "
         f"uses the stepped weights; or, if {name} should train what this step updates "
         "(one model, two losses), run this step after that backward"
+    )
+    if not loss or made[0] != write.file or file != write.file:
+        return Fix(text)
+    return Fix(
+        text,
+        {"action": "recompute", "loss": loss, "forward": made[1], "backward": line},
     )
 
 
@@ -387,16 +469,30 @@ def _saved_at(write: Write) -> str:
 
 
 def _last_backward(write: Write) -> tuple[str, int, str] | None:
-    """File, line and loss name of the last backward through a node whose tensor ``write`` changed."""
+    """File, line and loss name of the last backward through a node whose tensor ``write`` changed.
+
+    When none ran through one after the write, it is the backward that raised
+    first after it (on another tensor the same optimizer step wrote): the one
+    that would have reached this node next.
+    """
     node = next((n for n in reversed(write.nodes) if n.backward_at), None)
-    if node is None or node.backward_at is None:
+    at = node.backward_at if node is not None else None
+    if write.raised_at is not None and (node is None or node.runs == 0 or at is None):
+        at = write.raised_at
+    if at is None:
         return None
-    file, line = node.backward_at
+    file, line = at
     code = linecache.getline(file, line)
     found = re.search(r"([\w.]+)\.backward\(", code) or re.search(
         r"autograd\.(?:backward|grad)\(\s*([\w.]+)", code
     )
     return file, line, found[1] if found else ""
+
+
+def _below(write: Write) -> int | None:
+    """The line, in the write's file, of the backward that needs the old value; else ``None``."""
+    at = _last_backward(write)
+    return at[1] if at is not None and at[0] == write.file else None
 
 
 def _moved(write: Write) -> str:

@@ -68,7 +68,7 @@ def mlp_step(seed: int = 0) -> Callable[[], list[torch.Tensor]]:
 
 
 def _variants(step: Callable[[], list[torch.Tensor]]) -> dict[str, Callable[[], object]]:
-    from . import audit
+    from ._audit import audit
 
     def audited() -> list[torch.Tensor]:
         with audit():
@@ -138,7 +138,7 @@ def count_overhead_instructions(
             f"--callgrind-out-file={out}",
             sys.executable,
             "-m",
-            "inplace_recipes.auditing.overhead",
+            "inplace_recipes.auditing._overhead",
             control,
             str(number),
         ]

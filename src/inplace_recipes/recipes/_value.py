@@ -176,7 +176,7 @@ def _tensor_value(x: Tensor, index: Any, plan: IndexPlan, value: Tensor) -> Tens
     if value.layout is _STRIDED and value.dtype is x.dtype:
         return value.to(device=x.device)
     if value.layout is _STRIDED and path == "copy":
-        if value.requires_grad and value.numel() < plan.result_shape.numel():
+        if value.requires_grad and not _fills(value, plan):
             # broadcast first, then cast, as copy_ does: backward casts the gradient to
             # the value's dtype before it sums it over the positions it was broadcast to
             value = plan.fit(value)
@@ -191,6 +191,28 @@ def _tensor_value(x: Tensor, index: Any, plan: IndexPlan, value: Tensor) -> Tens
     if error is not None:
         raise error
     return value.to(dtype=x.dtype, device=x.device)  # torch's setitem cast it after all
+
+
+def _fills(value: Tensor, plan: IndexPlan) -> bool:
+    """Whether setitem writes ``value`` into ``x[index]`` (ints and slices) without
+    broadcasting it: a value of ``x[index]``'s shape (``copy_``), or a 0-d value
+    on the CPU (``fill_``), so that the cast comes first.
+
+    Torch 2.13's ``copy_to`` (``TensorIndexing.h``) copies a value of the view's
+    shape, ``fill_``s the view with a 0-d value on the CPU, and else expands the
+    value, then copies. ``fill_``'s backward sums the gradient in ``x``'s dtype and
+    then casts it to the value's; ``copy_`` after ``expand`` casts first, then
+    sums in the value's dtype (for a float16 ``x`` and a float32 value: ``12.0``
+    and ``12.0015`` over twelve positions).
+
+    >>> plan = IndexPlan.of(torch.zeros(3, 4), 0)
+    >>> _fills(torch.tensor(1.0), plan), _fills(torch.ones(1), plan), _fills(torch.ones(4), plan)
+    (True, False, True)
+    """
+    target = plan.result_shape
+    if value.shape == target:
+        return True
+    return value.ndim == 0 and value.device.type == "cpu"
 
 
 def _torch_error(x: Tensor, index: Any, value: Tensor, path: Path) -> Exception | None:

@@ -392,6 +392,22 @@ def test_gradient_of_a_value_of_another_dtype_follows_fill_or_copy(
 
 
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("dtype", [torch.uint64, torch.int64, torch.float32], ids=str)
+@pytest.mark.parametrize(
+    "value", [1 << 63, (1 << 64) - 1, 1 << 64, -1, -(1 << 63) - 1], ids=lambda v: f"{v:#x}"
+)
+@pytest.mark.parametrize("index", [0, slice(0, 2), MASK, [0, 2]], ids=str)
+def test_big_python_ints_are_read_as_the_running_torch_reads_them(
+    name: str, dtype: torch.dtype, value: int, index: Any
+) -> None:
+    """Torch 2.13 reads every Python int value as an int64 (ValueError past it);
+    torch 2.14 reads one for a uint64 x as a uint64 (2**63 to 2**64 - 1 written,
+    OverflowError for a negative int or 2**64): the recipes follow the torch they
+    run on (here and under the 2.14.1 venv)."""
+    _same_as_setitem(name, torch.zeros(3, dtype=dtype), index, value)
+
+
+@pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("mask_device", ["cpu", "meta"])
 @pytest.mark.parametrize("value", [1.0, torch.tensor(2.0), torch.ones(2)], ids=str)
 def test_meta_x_is_written_as_setitem_writes_it(name: str, mask_device: str, value: Any) -> None:

@@ -64,6 +64,7 @@ Path = Literal["copy", "masked_fill", "index_put"]
 
 _STRIDED = torch.strided
 _INT64 = 1 << 63
+_UINT64 = torch.uint64
 _DISABLED = torch._C._disabled_torch_function_impl
 _current_level = torch._C._functorch.maybe_current_level
 _is_batched = torch._C._functorch.is_batchedtensor
@@ -115,7 +116,7 @@ def setitem_value(
     ):
         return cast(Tensor, value)
     if not isinstance(value, Tensor):
-        number = _number(value)
+        number = _number(value, x.dtype)
         if plan.uint8_mask and setitem_path(x, index, plan, 1, True) == "masked_fill":
             raise RuntimeError(_UINT8_MASKED_FILL)
         if numbers and type(number) is float and x.dtype in FLOAT_DTYPES:
@@ -150,8 +151,22 @@ def setitem_path(x: Tensor, index: Any, plan: IndexPlan, numel: int, on_cpu: boo
     return "masked_fill" if mask.ndim > 0 and mask.dtype is torch.bool else "index_put"
 
 
-def _number(value: Any) -> bool | int | float | complex:
-    """A Python number as setitem reads it (NumPy integers too), or torch's error."""
+def _number(value: Any, dtype: torch.dtype) -> bool | int | float | complex:
+    """A Python number as setitem reads it for an ``x`` of ``dtype`` (NumPy
+    integers too), or torch's error.
+
+    An int outside int64, or any negative int for a uint64 ``x``, is read by
+    the running torch's own setitem, on a one-element scratch tensor: torch
+    2.13 reads every int as an int64 (``ValueError: Overflow when unpacking
+    long long`` past it; ``-1`` wraps into uint64), torch 2.14 reads one for a
+    uint64 ``x`` as a uint64 (``2**63`` to ``2**64 - 1`` written, ``OverflowError``
+    for a negative int or ``2**64``).
+
+    >>> _number(1 << 64, torch.float32)
+    Traceback (most recent call last):
+        ...
+    ValueError: Overflow when unpacking long long
+    """
     if not isinstance(value, (bool, int, float, complex)):
         try:  # NumPy integers, which setitem takes too
             value = operator.index(value)
@@ -159,9 +174,8 @@ def _number(value: Any) -> bool | int | float | complex:
             raise TypeError(
                 f"value must be a Python number or a torch.Tensor, got {type(value).__name__}"
             ) from None
-    if type(value) is int and not -_INT64 <= value < _INT64:
-        # setitem reads a Python int as an int64 first, for every dtype
-        raise ValueError("Overflow when unpacking long long")
+    if type(value) is int and (not -_INT64 <= value < _INT64 or dtype is _UINT64):
+        torch.empty(1, dtype=dtype)[0] = value  # torch's reading, and its error
     return cast("bool | int | float | complex", value)
 
 

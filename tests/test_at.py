@@ -432,6 +432,57 @@ def test_forward_mode_jvp_jacfwd_hessian(method: str, kind: str) -> None:
             torch.testing.assert_close(g, w)
 
 
+NON_FINITE_STEPS = [
+    ("divide", [3.0, 0.0, -3.0], [0.0, 2.0]),
+    ("divide", [3.0, 0.0, -3.0], [float("inf"), 0.0]),
+    ("divide", [3.0, 0.0, -3.0], 0.0),
+    ("power", [-4.0, 0.0, 2.0], [0.5, 2.0]),
+    ("power", [-4.0, 0.0, 2.0], [-1.0, 2.0]),
+    ("power", [-4.0, 0.0, 2.0], -0.5),
+    ("multiply", [3.0, 0.0, -3.0], [float("inf"), 0.0]),
+    ("multiply", [3.0, 0.0, -3.0], float("nan")),
+]
+
+
+@pytest.mark.parametrize(("method", "xs", "vs"), NON_FINITE_STEPS, ids=str)
+def test_repeated_positions_with_non_finite_steps_follow_the_statement(
+    method: str, xs: list[float], vs: Any
+) -> None:
+    """The rule in ``at``'s docstring: each occurrence is ``y[p] = op(y[p], s)`` run
+    once, in index order, never merged with another step, in value, reverse-mode
+    gradients (to x and to the value, a 0-d value included) and tangents, where a
+    step is non-finite (``x / 0``, a negative base to 0.5, ``0 ** -1``, ``inf * 0``).
+    Every position of x is named twice."""
+    index = torch.tensor([0, 1, 2, 0, 1, 2])
+    x = torch.tensor(xs, dtype=torch.float64, requires_grad=True)
+    v = torch.tensor(vs, dtype=torch.float64, requires_grad=True)
+
+    def steps(b: torch.Tensor) -> torch.Tensor:  # a 0-d value as it is; else s1 thrice, s2 thrice
+        return b if b.ndim == 0 else b.repeat_interleave(3)
+
+    def mine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return getattr(at(a)[index], method)(steps(b))  # type: ignore[no-any-return]
+
+    def ref(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return sequential(method, a, index, steps(b))
+
+    got, want = mine(x, v), ref(x, v)
+    torch.testing.assert_close(got, want, equal_nan=True, rtol=0, atol=0)
+    weights = torch.tensor([0.5, 1.0, 1.5], dtype=torch.float64)
+    for g, w in zip(
+        torch.autograd.grad((got * weights).sum(), (x, v)),
+        torch.autograd.grad((want * weights).sum(), (x, v)),
+        strict=True,
+    ):
+        torch.testing.assert_close(g, w, equal_nan=True, rtol=0, atol=0)
+    tangents = (torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64), torch.ones_like(v))
+    primals = (x.detach(), v.detach())
+    for g, w in zip(
+        torch.func.jvp(mine, primals, tangents), torch.func.jvp(ref, primals, tangents), strict=True
+    ):
+        torch.testing.assert_close(g, w, equal_nan=True, rtol=0, atol=0)
+
+
 def test_max_with_tied_duplicates_by_hand() -> None:
     """x = [1, 0], at[[0, 0]].max([1, 1]): every value ties. Applied once per
     occurrence, c1 = maximum(1, v0) gives each side 1/2 and c2 = maximum(c1, v1)

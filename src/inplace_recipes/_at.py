@@ -318,6 +318,18 @@ class at:  # named like jax.Array.at and array_api_extra.at
     update, in index order, as NumPy's ``ufunc.at`` does; ``apply`` writes
     each position once; ``set`` writes one of the values, unspecified which
     (as JAX documents; on CPU today the last), with setitem's gradients.
+    Each occurrence is the statement ``y[p] = op(y[p], s)`` run once, in
+    index order, in value, gradients and tangents, non-finite steps
+    included: a step is never merged with another (``x / (s1 * s2)``,
+    ``x ** (s1 * s2)``), so an ``inf`` or ``nan`` one step makes reaches
+    the next steps and the derivatives as that chain of statements gives
+    them:
+
+    >>> at(torch.tensor([-4.0]))[torch.tensor([0, 0])].power(torch.tensor([0.5, 2.0]))
+    tensor([nan])
+    >>> x, v = torch.tensor([3.0], requires_grad=True), torch.tensor([0.0, 2.0], requires_grad=True)
+    >>> torch.autograd.grad(at(x)[torch.tensor([0, 0])].divide(v).sum(), (x, v))
+    (tensor([inf]), tensor([-inf, -inf]))
 
     ``mode`` handles out-of-range positions as JAX does: ``"clip"`` clamps
     them into range, ``"drop"`` (alias ``"fill"``) ignores their updates, and

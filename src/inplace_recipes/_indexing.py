@@ -249,6 +249,18 @@ class IndexPlan(ReadIndex):
         if numel <= _ONE_GRID_MAX:
             grid = torch.arange(numel, device=self.device).view(self.shape)
             return grid[self.index]
+        return self.positions_per_dimension()
+
+    def positions_per_dimension(self) -> Tensor:
+        """:meth:`flat_positions` with no tensor of ``x``'s size: torch indexes one
+        expanded ``arange`` per dimension (stride 0 elsewhere, nothing allocated
+        but the result), and the terms times each dimension's stride are summed:
+        one indexing per dimension instead of one, no int64 grid of ``x``'s size.
+
+        >>> IndexPlan.of(torch.zeros(3, 4), (torch.tensor([2, 0]), slice(1, 3))).positions_per_dimension()
+        tensor([[ 9, 10],
+                [ 1,  2]])
+        """
         flat = None
         for dim, stride in enumerate(_contiguous_strides(self.shape)):
             size = self.shape[dim]

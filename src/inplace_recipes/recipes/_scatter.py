@@ -88,7 +88,11 @@ def _flat_positions(plan: IndexPlan) -> Tensor:
     dimensions' offsets; every other index as the plan gives them."""
     tensors = plan.index_tensors()
     if tensors is None:
-        return plan.flat_positions(flatten=True)
+        if plan.kind == "basic" or (
+            plan.kind == "boolean" and plan.index[0].ndim == len(plan.shape)
+        ):
+            return plan.flat_positions(flatten=True)  # aranges of the kept dims, or nonzero
+        return plan.positions_per_dimension().reshape(-1)  # tensors beside slices, a row mask
     shape, device = plan.shape, plan.device
     strides = [1] * len(shape)
     for d in range(len(shape) - 2, -1, -1):

@@ -228,7 +228,9 @@ def build(session: nox.Session) -> None:
         python, "-m", "pip", "install", "--quiet", f"torch=={BESIDE_TORCH}", "numpy", external=True
     )
     before = session.run(python, "-c", TORCH_IDENTITY, silent=True, external=True)
-    session.run(python, "-m", "pip", "install", f"{wheel}[bench]", "pytest", "mypy", external=True)
+    session.run(
+        python, "-m", "pip", "install", f"{wheel}[bench,audit-fix]", "pytest", "mypy", external=True
+    )
     after = session.run(python, "-c", TORCH_IDENTITY, silent=True, external=True)
     if before != after or not str(after).startswith(BESIDE_TORCH):
         session.error(f"installing the wheel replaced torch: {before!r} became {after!r}")

@@ -55,10 +55,14 @@ def render() -> str:
         # would not be doctest blocks and the doctest builder would skip them.
         public = getattr(importlib.import_module(full), "__all__", ())
         used = " ".join(f"inplace_recipes.{n} {full}.{n}" for n in public)
-        parts.append(
-            f"```{{eval-rst}}\n.. automodule:: {full}\n   :members:\n\n"
-            f".. minigallery:: {used}\n   :add-heading: Pages that use ``{full}``\n```\n"
+        # A module with no public names (pytest_plugin: pytest is its interface)
+        # has no pages that use a name of it; minigallery refuses an empty list.
+        gallery = (
+            f"\n.. minigallery:: {used}\n   :add-heading: Pages that use ``{full}``\n"
+            if used
+            else ""
         )
+        parts.append(f"```{{eval-rst}}\n.. automodule:: {full}\n   :members:\n{gallery}```\n")
     return "\n".join(parts)
 
 

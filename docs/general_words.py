@@ -32,6 +32,8 @@ GENERAL = re.compile(
 )
 _FENCE = re.compile(r"^(```|:::).*?^\1\s*$", re.MULTILINE | re.DOTALL)
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+#: Inline code (``None``, ``all()``) is checked where it runs: its words are not prose's.
+_INLINE_CODE = re.compile(r"(`+)[^`]+?\1")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\"'])")
 
 
@@ -59,7 +61,7 @@ def split(text: str, source: str) -> list[Sentence]:
         if block.lstrip().startswith((">>>", "...", "|", "    ")):
             continue  # doctests, tables and indented code are checked where they run
         for sentence in _SENTENCE_END.split(_normal(block)):
-            if GENERAL.search(sentence):
+            if GENERAL.search(_INLINE_CODE.sub(" ", sentence)):
                 found.append(Sentence(source, sentence))
     return found
 
@@ -74,6 +76,8 @@ def _gallery_text(path: Path) -> str:
             ignoring = True
         elif "sphinx_gallery_end_ignore" in line:
             ignoring = False
+        elif line.startswith("# %%"):  # a cell marker: a new block, not prose
+            lines.append("")
         elif not ignoring and (line == "#" or line.startswith("# ")):
             lines.append(line[2:])
         elif lines and lines[-1] != "":

@@ -11,40 +11,14 @@ gradients, and that the message of that pattern is not what 2.13 prints.
 from __future__ import annotations
 
 import tempfile
-import warnings
 
 import pytest
 import torch
-import torch.distributed as dist
 import torch.multiprocessing as mp
-from torch import nn
 
+import ddp_ranks
 from inplace_recipes import explain
 from inplace_recipes._error_kinds import ERRORS
-
-
-def _model() -> nn.Module:
-    torch.manual_seed(0)
-    return nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4)).double()
-
-
-def _rank(rank: int, folder: str) -> None:
-    store = dist.FileStore(f"{folder}/store", 2)
-    dist.init_process_group("gloo", store=store, rank=rank, world_size=2)
-    x = torch.randn(8, 3, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
-    out: dict[str, object] = {}
-    for broadcast in (True, False):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            model = nn.parallel.DistributedDataParallel(_model(), broadcast_buffers=broadcast)
-        out[f"warned {broadcast}"] = [str(w.message) for w in caught]
-        try:
-            (model(x).sum() + model(x).pow(2).sum()).backward()
-            out[str(broadcast)] = [p.grad.clone() for p in model.parameters()]
-        except RuntimeError as error:
-            out[str(broadcast)] = str(error)
-    torch.save(out, f"{folder}/rank{rank}.pt")
-    dist.barrier()
 
 
 def test_broadcast_buffers_false_runs_and_gives_the_models_gradients() -> None:
@@ -55,9 +29,9 @@ def test_broadcast_buffers_false_runs_and_gives_the_models_gradients() -> None:
     assert len(causes) == 2
     assert all(c.fix.startswith(fix) for c in causes)
     folder = tempfile.mkdtemp()
-    mp.spawn(_rank, args=(folder,), nprocs=2, join=True)
+    mp.spawn(ddp_ranks.rank_main, args=(folder,), nprocs=2, join=True)
     got = torch.load(f"{folder}/rank1.pt")
-    plain = _model()
+    plain = ddp_ranks.seeded_model()
     x = torch.randn(8, 3, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
     (plain(x).sum() + plain(x).pow(2).sum()).backward()
     for broadcast in ("True", "False"):  # torch 2.13 raises nothing, broadcast or not

@@ -86,6 +86,7 @@ def test_every_check_named_exists() -> None:
             ["Not even `fill_` refuses.", "It is the slowest one."],
         ),
         ("Nothing general here.", []),
+        ("It returns ``None`` when `all()` is true.", []),  # inline code is not prose
     ],
 )
 def test_the_finder_finds_what_it_must(text: str, found: list[str]) -> None:

@@ -7,9 +7,12 @@
 (fewer than ``x.ndim`` leave the other dimensions whole; a boolean mask
 covers as many dimensions as it has), and saves only them for backward:
 8 bytes per element of each int64 index tensor (4 for int32; a mask, one
-byte per element), however many positions they write (the package's recipe
-passes index tensors as they are, so it saves the same). With duplicate
-positions, which write wins is undefined; ``accumulate=True`` adds them.
+byte per element), however many positions they write. The package's recipe
+passes index tensors alone, or one mask, as they are, so it saves the same;
+a mask beside index tensors, or an index tensor beside an int or a slice,
+it writes as flat positions and saves 8 bytes per written position. With
+duplicate positions, which write wins is undefined; ``accumulate=True``
+adds them.
 """
 
 # %%

@@ -3,16 +3,19 @@
 ===========================================================
 
 The classic answer: ``x * (1 - m) + value * m`` with ``m`` one where you
-would write and zero elsewhere. It is only additions and multiplications,
-so it works everywhere autograd does, but it saves a full-size mask of
+would write and zero elsewhere. It is additions and multiplications (after
+scattering the value, where it needs to), so it passes every check of the
+compatibility matrix, but it saves a full-size mask of
 ``x``'s dtype for backward (two when the value requires grad; for a mask
 index, and for index tensors with a tensor value, ``ir.mask_blend`` saves
 boolean masks instead, one byte an element, with index tensors the written
 positions too), a non-finite value turns elements it does not write into
-``nan`` (every one, except where the value is scattered first; see below),
-a non-finite entry at a written position becomes ``nan``, and the old NumPy-mask version
-silently promotes float32 to float64. It is also among the slowest
-recipes for every kind of write in the benchmark (measured below).
+``nan`` (which ones: see below), a non-finite entry at a written position
+becomes ``nan``, and the old NumPy-mask version silently promotes float32
+to float64. Averaged over 1e5 to 1e7 elements and both dtypes, the
+benchmark finds it the slowest recipe for every kind of write (measured
+below); size by size, at float32, ``masked_fill`` or ``where`` is
+sometimes slower.
 """
 
 # %%
@@ -112,7 +115,8 @@ print(verify("mask_blend_saves_two_masks_with_value_grad"))
 
 # %%
 # And time: its rank among the recipes for each kind of write in the
-# committed benchmark (forward + backward over in-place):
+# committed benchmark (forward + backward over in-place, the geometric mean
+# over 1e5, 1e6 and 1e7 elements and over float32 and float64):
 
 import committed
 
@@ -136,13 +140,14 @@ assert all("mask" in names for names in slowest.values())  # the summary's sente
 # sphinx_gallery_end_ignore
 
 # %%
-# Pitfall: a non-finite value spoils every other element
-# ------------------------------------------------------
+# Pitfall: a non-finite value spoils the other elements
+# -----------------------------------------------------
 #
 # The blend multiplies the value by the mask everywhere, and ``inf * 0`` is
-# ``nan``. Writing ``inf`` (or a float16 value that overflows) with ints,
-# slices or a mask turns every element it does not write into ``nan``;
-# writing ``nan`` makes every element ``nan``:
+# ``nan``. Writing one ``inf`` (a number or a one-element tensor, or a
+# float16 value that overflows) with ints, slices or a mask turns every
+# element it does not write into ``nan``; writing ``nan`` makes every
+# element ``nan``:
 
 print(ir.mask_blend(torch.zeros(4), 0, float("inf")))
 print(ir.mask_blend(torch.zeros(4), 0, float("nan")))
@@ -152,8 +157,11 @@ print(verify("mask_blend_nonfinite_value_spreads_nan"))
 # %%
 # With index tensors, ``ir.mask_blend`` first scatters a tensor value (or a
 # number cast for float16) into zeros, so only a Python float written into
-# float32 or float64 spreads ``nan``; a tensor of several values is
-# scattered for slices and masks too, and spreads nothing:
+# float32 or float64 spreads ``nan``. A tensor of several values is
+# scattered for slices and masks too, and spreads nothing, unless the index
+# is ints and whole slices only (a row, a column): the blend then lays the
+# value over every other row or column, and ``nan`` goes wherever it lays a
+# non-finite entry:
 
 inf = float("inf")
 first = torch.tensor([True, False, False, False])
@@ -162,6 +170,7 @@ print("index tensor, inf:    ", ir.mask_blend(torch.zeros(4), torch.tensor([0]),
 print("mask, 0-d inf:        ", ir.mask_blend(torch.zeros(4), first, torch.tensor(inf)))
 pair = torch.tensor([inf, 1.0])
 print("slice, [inf, 1]:      ", ir.mask_blend(torch.zeros(4), slice(0, 2), pair))
+print("row, [inf, 1]:        ", ir.mask_blend(torch.zeros(2, 2), 0, pair))
 
 
 # sphinx_gallery_start_ignore
@@ -213,8 +222,8 @@ assert ir.where(bad, 1, 5.0)[1] == 5.0
 # -----------------------------------------
 #
 # Many old answers build the mask with NumPy. ``np.array([0., 1., 0.])`` is
-# float64, and a float32 tensor times a float64 tensor is float64: every
-# later operation now runs in double precision.
+# float64, and a float32 tensor times a float64 tensor is float64: later
+# operations on the result run in double precision.
 
 x32 = torch.tensor([1.0, 2.0, 3.0])
 np_mask = torch.from_numpy(np.array([0.0, 1.0, 0.0]))

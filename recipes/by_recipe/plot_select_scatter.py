@@ -4,8 +4,10 @@
 
 ``x.select_scatter(src, dim, i)`` returns ``x`` with ``x.select(dim, i)``
 replaced by ``src``; ``slice_scatter`` does the same for a slice. Chained,
-they cover every index of ints and slices, and they save nothing for
-backward. They take no index tensors, and under ``torch.func.vmap`` torch
+they cover every index of ints and slices and save nothing for backward
+(the package's recipe writes the whole tensor, ``x[:]`` or ``x[...]``, with
+``torch.where``, which saves one byte: a 0-d ``True``). They take no index
+tensors, and under ``torch.func.vmap`` torch
 2.13 gives ``select_scatter`` a wrong gradient: see the pitfalls below.
 """
 

@@ -97,8 +97,8 @@ fig = ir.draw_graph(y, title="torch.where(mask, v[:, None], x)", highlight=("Whe
 # ``where`` sends a zero gradient to the branch it did not pick. If that
 # branch was computed by an operation whose derivative is infinite or
 # undefined there (``sqrt`` at 0 or below, ``log`` at 0), the operation's
-# backward computes ``0 / 0`` and the gradient is ``nan``, although the
-# value was never used:
+# backward computes ``0 / 0`` and the gradient is ``nan``, although
+# ``where`` did not pick that value:
 
 z = torch.tensor([-1.0, 4.0], requires_grad=True)
 out = torch.where(z > 0, z.sqrt(), 0.0)
@@ -111,8 +111,8 @@ assert z.grad[1] == 0.25
 
 # %%
 # Two ``where``\ s fix it when the second one goes on the *input* of the
-# dangerous operation, before it runs, so that it is never evaluated where it
-# would blow up:
+# dangerous operation, before it runs, so that the operation does not run
+# where it would blow up:
 
 z.grad = None
 safe = torch.where(z > 0, z, 1.0)

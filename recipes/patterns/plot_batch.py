@@ -4,7 +4,7 @@ A batch: a different position in each example
 
 In a batch, each example often writes at its own position: the last token,
 a label's column. Build the index from ``torch.arange(batch)`` and the
-per-example positions, and write all examples in one call.
+per-example positions, and write the whole batch in one call.
 """
 
 # %%

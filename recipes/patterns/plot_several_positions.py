@@ -65,8 +65,8 @@ for index, value in [
 fig = ir.draw_graph(looped, title="two setitems on a clone: two CopySlices")
 
 # %%
-# Duplicate positions corrupt gradients, not only values
-# --------------------------------------------------------
+# Duplicate positions corrupt gradients as well as values
+# -------------------------------------------------------
 #
 # When an index tensor names a position twice, torch keeps one of the
 # written values (which one is undefined) but gives *every* value the

@@ -11,7 +11,7 @@ is batched and ``x`` is not: the clone has no batch dimension to receive
 # The failure
 # -----------
 #
-# ``base`` is shared by every example of the batch; ``values`` is batched:
+# ``base`` is not batched (the examples share it); ``values`` is:
 
 import torch
 from torch.func import vmap

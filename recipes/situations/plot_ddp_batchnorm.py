@@ -113,8 +113,9 @@ assert "_unsafe_preserve_version_counter" in sync_source
 # Each rank runs the script below, as ``torchrun`` would start it: a
 # discriminator with BatchNorm in DDP, two forward passes, one backward, once
 # with ``forward_sync_buffers=True`` and once with ``False``. The page starts the
-# two processes itself, on ``127.0.0.1`` only, and waits at most four
-# minutes.
+# two processes itself; they meet at ``127.0.0.1``, though rank 0's rendezvous
+# store (torch's ``TCPStore``) listens on its port on every interface. The page
+# gives up after about four minutes.
 
 WORKER = textwrap.dedent(
     """

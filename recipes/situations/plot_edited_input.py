@@ -199,7 +199,8 @@ assert torch.allclose(outcomes["inductor"], from_the_last)
 # sphinx_gallery_end_ignore
 
 # %%
-# The fix above (a new tensor per micro-batch) is right under every backend:
+# The fix above (a new tensor per micro-batch) is right in eager code and under
+# both backends:
 
 
 def accumulate_fixed(backend):

@@ -5,18 +5,19 @@ In-place writes under ``torch.compile``
 ``torch.compile`` with an AOTAutograd backend (inductor, the default, or
 ``aot_eager``) traces your function and *functionalizes* it: every
 in-place write becomes an out-of-place op (``y[0] = 0`` becomes
-``select_scatter``), so the compiled graph is the same kind of program the
-recipes on this site write by hand. That does not make autograd's in-place
+``select_scatter``; a write into one of the function's inputs ends as one
+``copy_`` into it, after the rest), so the compiled graph is the same kind of
+program the recipes on this site write by hand. That does not make autograd's in-place
 errors go away: they come at compile time, wrapped in Dynamo's exceptions.
 (With ``backend="eager"`` nothing is functionalized: Dynamo's graph keeps
 the write, and the error comes at ``backward()``, as in eager code.)
 And one of them is lost: editing an input of a compiled matrix product
 before ``backward()`` gives a silently wrong gradient in torch 2.13
 (`pytorch/pytorch#197887 <https://github.com/pytorch/pytorch/issues/197887>`_).
-Every compile on this page is small, and most use the ``aot_eager`` backend
-or a recording backend built on AOTAutograd (functionalization, no code
-generation), to keep the build short; the two that show inductor's
-behaviour use inductor.
+The functions compiled on this page are small, and most use the
+``aot_eager`` backend or a recording backend built on AOTAutograd
+(functionalization, no code generation), to keep the build short; the cells
+that show inductor's behaviour use inductor.
 """
 
 # %%
@@ -153,9 +154,10 @@ assert (
 # -----------------------------------------
 #
 # Writes that eager autograd accepts (into a non-leaf that nothing saved)
-# compile too. A backend that only records AOTAutograd's forward graph shows
-# what functionalization made of them: no in-place op is left; the writes are
-# ``select_scatter`` and ``slice_scatter``, the recipes of this site.
+# compile too. A backend that records AOTAutograd's forward graph and runs it
+# as it is shows what functionalization made of them: no in-place op is
+# left; the writes are ``select_scatter`` and ``slice_scatter``, the recipes
+# of this site.
 
 graphs = []
 

@@ -4,8 +4,8 @@
 
 ``at(x)[index].set(value)`` returns a new tensor with ``x[index]`` replaced
 and never changes ``x``, like JAX's ``x.at[index].set(value)``. It also adds,
-multiplies, takes minima and applies functions at an index; duplicate
-positions apply every update; and it works, with correct gradients, under
+multiplies, takes minima and applies functions at an index; at a repeated
+position, each update but ``set`` and ``apply`` applies every value; and it works, with correct gradients, under
 autograd, ``torch.func.grad``, forward mode (``jvp``, ``jacfwd``,
 ``hessian``), ``vmap`` (where ``clone()`` + setitem fails for a batched
 value), ``functionalize`` and ``torch.compile(fullgraph=True)``.
@@ -20,7 +20,8 @@ and keeps its documented pitfall, a non-finite value (or float16 overflow)
 makes every unwritten element it is laid over nan, a non-finite element of
 x at a written position becomes nan, and a written -0.0 comes out as 0.0.
 What changed to make that hold: every index goes through the package's one
-index model; every value through setitem's one rule for casting it; the
+index model (or, where ``set`` picks the ``clone`` recipe, torch's own
+setitem); every value through setitem's one rule for casting it; the
 ops call torch's own in-place op on ``x[index]``, so that integer tensors,
 low precision and complex numbers follow torch's type promotion;
 ``multiply``, ``divide`` and ``power`` no longer go through
@@ -84,7 +85,8 @@ for method in ["set", "add", "multiply", "max"]:
 # slices, ``...``, ``None``, boolean masks, index tensors, lists, and all of
 # them mixed, including torch's own layout of a mixed index. ``at()`` does
 # not read the index itself: it hands it to the package's index model
-# (:class:`inplace_recipes._indexing.IndexPlan`), the one every recipe uses.
+# (:class:`inplace_recipes._indexing.IndexPlan`), which every recipe but
+# ``clone`` uses, or, where ``set`` picks ``clone``, to torch's own setitem.
 # The cell checks each form against ``clone()`` + setitem:
 
 m = torch.arange(24.0).view(2, 3, 4)
@@ -412,7 +414,7 @@ torch._dynamo.reset()
 # gradients are only implemented if ``unique_indices=True``"); ``min`` and
 # ``max`` at a repeated position whose values tie apply ``torch.minimum`` or
 # ``torch.maximum`` once per occurrence, each halving the gradient between the
-# two tied sides, where JAX shares it equally among every tied entry; and
+# two tied sides, where JAX shares it equally among the tied entries; and
 # torch has no negative slice steps (``x[::-1]`` raises ``ValueError``, in
 # setitem and in ``at[]``).
 

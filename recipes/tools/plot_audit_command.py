@@ -191,7 +191,7 @@ assert "No harmful in-place writes." in done.stderr
 # sphinx_gallery_end_ignore
 
 # %%
-# A silent ``.data`` edit does not raise, so only the audit sees it; here the
+# A silent ``.data`` edit does not raise, but the audit reports it; here the
 # script clips weights between the forward and the backward that uses them:
 
 (folder / "train.py").write_text(
@@ -372,7 +372,8 @@ for readme_line in block.split("```")[0].strip().splitlines()[1:]:
 # Tests that run no backward
 # --------------------------
 #
-# Many tests run a forward only: they check a module's output, or evaluate.
+# Many tests run a forward and no backward: they check a module's output, or
+# evaluate.
 # No gradient is computed there, so each class fails them for this:
 #
 # - ``wrong-gradients``, the default, fails none of them: it fails a write

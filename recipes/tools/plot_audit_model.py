@@ -4,7 +4,7 @@ Find the in-place operations in your model
 
 ``one of the variables needed for gradient computation has been modified by an
 inplace operation`` fires in ``backward()``, far from the line at fault, and a
-``.data`` edit raises nothing at all: it just gives wrong gradients.
+``.data`` edit raises nothing: it just gives wrong gradients.
 :func:`inplace_recipes.auditing.audit` runs your code once and lists the in-place writes
 it sees on tensors of the autograd graph, with their file and line, what backward
 will do about each, and the out-of-place recipe that removes it. It sees the
@@ -70,8 +70,9 @@ except RuntimeError as exc:
 print(ir.explain(error))
 
 # %%
-# Each write breaks backward by itself, not only the first one: the two lines
-# ``r = torch.tanh(...)`` and ``r[:, 0] = 0.0`` alone fail, naming ``Tanh``.
+# Each of the three writes that break backward breaks it by itself, not just
+# the first one: the two lines ``r = torch.tanh(...)`` and ``r[:, 0] = 0.0``
+# alone fail, naming ``Tanh``.
 
 from inplace_recipes.claims import claim, expect, verify
 
@@ -545,10 +546,11 @@ assert torch.equal(with_audit, without_audit)
 # The tests hold the audit to this on every model of the test suite, training
 # steps in the shape of pytorch/examples, every ``torch.nn.init`` function,
 # the parametrizations, GRU and LSTM initialised through slices, writes into
-# views of every kind and the scripts of this gallery that do not show
-# ``torch.compile``: with and without it,
-# the same outputs, gradients, version counters, ``requires_grad``,
-# warnings, exceptions and random state. One exception, by design:
+# views made by torch's common view functions, and the scripts of this gallery
+# that do not show ``torch.compile`` (five of them by default, all under
+# ``HYPOTHESIS_PROFILE=thorough``): with and without it, the same outputs,
+# gradients, version counters, ``requires_grad``, warnings, exceptions and
+# random state. One exception, by design:
 # ``torch.compile``'d code runs as eager code while an audit is active, so that
 # the audit sees its writes (:doc:`/auto_recipes/situations/plot_torch_compile`).
 
@@ -631,8 +633,8 @@ assert f"saved by SigmoidBackward0 ({cell[1]}:1)" in shell_run.stdout
 # What an audit costs
 # -------------------
 #
-# The audit runs Python for every torch call, so audit a few steps, not a
-# training run. Measured here, when this page was built, next to
+# The audit's torch function mode runs Python at each torch call, so audit a
+# few steps, not a training run. Measured here, when this page was built, next to
 # :func:`torch.autograd.detect_anomaly` (the tool torch's own error message
 # suggests): one SGD step of a 3-layer MLP (64 → 256 → 256 → 10, batch 32, one
 # thread), bare, under ``ir.audit()`` and under anomaly mode, in interleaved
@@ -719,7 +721,7 @@ assert not torch.allclose(hooked_x.grad, true_grad), hooked_x.grad
 # Learn more
 # ----------
 #
-# - :doc:`The error reference </errors>`: every in-place error of torch 2.13, with its fix.
+# - :doc:`The error reference </errors>`: torch 2.13's in-place errors, with their fixes.
 # - `Autograd mechanics: in-place operations
 #   <https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd>`_
 # - `torch.autograd.graph.saved_tensors_hooks

@@ -1,6 +1,6 @@
 """
-Compatibility matrix: every recipe under every transform
-========================================================
+Compatibility matrix: which recipe works under which transform
+==============================================================
 
 Which recipes work under ``torch.func.grad``, ``vmap``, ``torch.compile``,
 ``functionalize``, forward-mode AD (``jvp``, ``jacfwd``, ``hessian``), double

@@ -117,7 +117,7 @@ prose.Prose(summary.audit_line(results))
 # -----------------------------
 #
 # Each time is process CPU time, which other processes on the cores inflate
-# less than wall time but do not leave alone. Load only ever adds time, so
+# less than wall time but do not leave alone. Load adds time, so
 # each timing is the fastest of eight interleaved rounds (the minimum, as
 # ``timeit`` advises; each round's time is its fastest block's mean per
 # call), and each ratio carries a bootstrap interval: the rounds of the two
@@ -252,6 +252,7 @@ print("\n".join(summary.peak_lines(results)))
 # does to the step on this machine (compiled in-place, the grey bar) times
 # the recipe over compiled in-place. Compiling is slow, so a run
 # may leave this subset out (``--compile-sizes``); then the figure says so.
+# The figure and the lines under it are for 1e6 float32 elements.
 
 fig = figures.figure_compiled(results)
 plt.show()
@@ -318,7 +319,7 @@ assert all(  # identical work is always a tie under the page's rule
 #   and figures, from the benchmark's statistics (``inplace_recipes.bench``).
 # - `PyTorch benchmark recipe
 #   <https://pytorch.org/tutorials/recipes/recipes/benchmark.html>`__:
-#   ``torch.utils.benchmark.Timer``, used for every number here.
+#   ``torch.utils.benchmark.Timer``, which made every timing here.
 # - `Autograd mechanics: in-place operations
 #   <https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd>`__:
 #   why in-place rarely saves much memory.

@@ -70,8 +70,8 @@ comparison.table("claims")
 comparison.table("errors")
 
 # %%
-# Examples on that page whose output (not only an error message) differs
-# from what the page shows, release by release:
+# Examples on that page whose output, an error message or a printed value,
+# differs from what the page shows, release by release:
 
 for release, run in releases.load_results().items():
     differ = [e for e in run["errors"]["examples"] if not e["matches"]]

@@ -35,6 +35,7 @@ from typing import Any
 
 import torch
 from torch import Tensor
+from torch.fx.experimental.symbolic_shapes import guard_or_true
 
 from ._index_reading import SEQUENCE_AS_TUPLE_WARNING, Kind, ReadIndex, Step
 
@@ -496,7 +497,10 @@ def _fit_traced(value: Tensor, target: torch.Size) -> Tensor:
     if len(shape) > len(target):
         raise RuntimeError(_shape_mismatch(value, target))
     for s, t in zip(reversed(shape), reversed(target), strict=False):
-        if s != 1:  # the value's own size: known, or guarded as torch guards it
+        # the value's own size: known, or guarded as torch guards it; a size known only
+        # at run time (``fn(x[mask])`` in ``at().apply``) is taken as not 1, as torch's
+        # own broadcasting takes an unbacked size (no guard on it)
+        if guard_or_true(s != 1):
             torch._check(s == t, lambda: _TRACED_MISMATCH)  # type: ignore[no-untyped-call]
     if len(shape) != value.ndim:
         value = value.reshape(shape)

@@ -21,8 +21,9 @@ makes every unwritten element it is laid over nan, a non-finite element of
 x at a written position becomes nan, and a written -0.0 comes out as 0.0.
 What changed to make that hold: every index goes through the package's one
 index model (or, where ``set`` picks the ``clone`` recipe, torch's own
-setitem); every value through setitem's one rule for casting it; the
-ops call torch's own in-place op on ``x[index]``, so that integer tensors,
+setitem); what ``set``, ``min`` and ``max`` write goes through setitem's
+one rule for casting a value; the other ops call torch's own in-place op
+on ``x[index]``, so that integer tensors,
 low precision and complex numbers follow torch's type promotion;
 ``multiply``, ``divide`` and ``power`` no longer go through
 ``scatter_reduce(reduce="prod")``, whose forward-mode tangent torch drops;

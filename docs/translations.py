@@ -182,9 +182,14 @@ def read_glossary(path: Path = GLOSSARY) -> list[Term]:
 
     A note's "never X" rules out the rendering X. Other tables of the file
     (the matrix's words) are not terms.
+    The table ``| ruled out | English | say instead |`` lists words no
+    translation uses, whatever its English (a term with no English of its own).
     """
     terms = []
     for table in _tables(path):
+        if table and table[0][0].lower() == "ruled out":
+            terms += [Term("", cells[2], (cells[0].strip("`"),)) for cells in table[1:]]
+            continue
         if not table or table[0][0].lower() != "english":
             continue
         for cells in table[1:]:
@@ -224,10 +229,18 @@ def glossary_problems(msgid: str, msgstr: str, terms: list[Term]) -> list[str]:
     []
     >>> glossary_problems("An op.", "一个算子。", terms)
     ["glossary: 'op' is '运算'", "glossary: '算子' is ruled out (say '运算')"]
+
+    A ruled-out English word counts in prose only, as a word: code keeps it.
+
+    >>> step = [Term("", "一步", ("step",))]
+    >>> glossary_problems("A step.", "一步 ``opt.step()``。", step), glossary_problems("", "这次step。", step)
+    ([], ["glossary: 'step' is ruled out (say '一步')"])
     """
     problems = []
     text = prose(msgid)
     for term in sorted(terms, key=lambda t: -len(t.english)):
+        if not term.english:
+            continue
         pattern = term.pattern()
         if pattern.search(text):
             if term.chinese not in msgstr:
@@ -239,9 +252,18 @@ def glossary_problems(msgid: str, msgstr: str, terms: list[Term]) -> list[str]:
     for allowed in sorted({t.chinese for t in terms}, key=len, reverse=True):
         if any(word in allowed for term in terms for word in term.never):
             rest = rest.replace(allowed, " ")
+    words = prose(rest)
     for term in terms:
         problems += [
-            f"glossary: {w!r} is ruled out (say {term.chinese!r})" for w in term.never if w in rest
+            f"glossary: {w!r} is ruled out (say {term.chinese!r})"
+            for w in term.never
+            if (
+                re.search(
+                    rf"(?<![A-Za-z0-9_.]){re.escape(w)}(?![A-Za-z0-9_(])", words, re.IGNORECASE
+                )
+                if w.isascii()
+                else w in rest
+            )
         ]
     return problems
 
@@ -266,6 +288,29 @@ def markup_problems(msgid: str, msgstr: str) -> list[str]:
     if boilerplate and GALLERY_BOILERPLATE.search(msgid):
         problems.append(f"Sphinx-Gallery's English: {boilerplate.group()!r}")
     return problems
+
+
+def unparsed_literals(msgstr: str) -> list[str]:
+    """Inline code of a reST translation that docutils does not read as code.
+
+    reST opens ````code```` only after a space or punctuation that opens or
+    separates: after ``）`` or a Chinese character, the backquotes are printed
+    as they are (gallery pages are reST; see the glossary's "Markup in translations").
+
+    >>> unparsed_literals("（见上。）``f`` 两种都可以。"), unparsed_literals("（见上。） ``f`` 可以。")
+    (['（见上。）``f`` 两种都可以。'], [])
+    """
+    from docutils import nodes
+    from docutils.core import publish_doctree
+
+    quiet = {"report_level": 5, "halt_level": 5}
+    tree = publish_doctree(msgstr, settings_overrides=quiet)
+    kept = (nodes.literal, nodes.problematic, nodes.system_message)
+    return [
+        node.astext()
+        for node in tree.findall(nodes.Text)
+        if "``" in node.astext() and not isinstance(node.parent, kept)
+    ]
 
 
 def figure_problems(figures: set[str], captions: dict[str, str]) -> list[str]:
@@ -340,6 +385,8 @@ def catalogue_problems(
                 problems.append(f"{page}: untranslated: {msgid!r}")
             else:
                 found = glossary_problems(msgid, msgstr, terms) + markup_problems(msgid, msgstr)
+                if page.parts[0] == "auto_recipes" and "``" in msgstr:
+                    found += [f"reST prints {t!r} as is" for t in unparsed_literals(msgstr)]
                 problems += [f"{page}: {problem} in {msgid!r}" for problem in found]
     if figures is not None:
         problems += figure_problems(figures, captions or {})

@@ -94,8 +94,10 @@ def _generated_tables() -> dict[str, list[list[str]]]:
 def cell_rules(rows: list[list[str]]) -> list[tuple[re.Pattern[str], str]]:
     """``| English | 中文 |`` rows as (pattern, replacement); ``{name}`` is a hole.
 
-    A hole named ``n`` (or ``n2``, ...) holds a number, any other (``{rest}``,
-    ``{peer}``) any text; each hole's text comes back where the Chinese names it.
+    A hole named ``n`` (or ``n2``, ...) holds a number, one named ``size`` (or
+    ``size2``, ...) a size as the benchmark writes it (``1e3``), any other
+    (``{rest}``, ``{peer}``) any text; each hole's text comes back where the
+    Chinese names it.
 
     >>> [(p.pattern, r) for p, r in cell_rules([["error [{n}]", "报错 [{n}]"]])]
     [('^error\\\\ \\\\[(?P<n>\\\\d+)\\\\]$', '报错 [\\\\g<n>]')]
@@ -108,7 +110,12 @@ def cell_rules(rows: list[list[str]]) -> list[tuple[re.Pattern[str], str]]:
         english, chinese = english.strip("`"), chinese.strip("`")
         pattern = re.escape(english)
         for name in re.findall(r"\{(\w+)\}", english):
-            hole = rf"(?P<{name}>\d+)" if re.fullmatch(r"n\d*", name) else rf"(?P<{name}>.*?)"
+            if re.fullmatch(r"n\d*", name):
+                hole = rf"(?P<{name}>\d+)"
+            elif re.fullmatch(r"size\d*", name):
+                hole = rf"(?P<{name}>\d+e\d+)"
+            else:
+                hole = rf"(?P<{name}>.*?)"
             pattern = pattern.replace(rf"\{{{name}\}}", hole, 1)
             chinese = chinese.replace(f"{{{name}}}", rf"\g<{name}>")
         rules.append((re.compile(f"^{pattern}$", re.DOTALL), chinese))
@@ -145,11 +152,19 @@ def _prose_html(text: str) -> str:
 def prose_rules(rows: list[list[str]]) -> list[tuple[re.Pattern[str], str]]:
     r"""``| paragraph | 中文 |`` rows as rules on a rendered paragraph; holes as in cell_rules.
 
+    The longest English is tried first: a hole matches any text, so a shorter
+    entry would also match a paragraph that a longer one spells out, and leave
+    the longer one's extra clauses, in English, inside its last hole.
+
     >>> rules = prose_rules([["``at()`` costs {a}.", "``at()`` 的开销是 {a}。"]])
     >>> translate_prose("<p><code>at()</code> costs 1.03x.</p>\n<p>Other.</p>", rules)
     '<p><code>at()</code> 的开销是 1.03x。</p>\n<p>Other.</p>'
+    >>> rules = prose_rules([["goal: {a}", "目标：{a}"], ["goal: {a}; {b} too", "目标：{a}；{b} 也是"]])
+    >>> translate_prose("<p>goal: 1x; at() too</p>", rules)
+    '<p>目标：1x；at() 也是</p>'
     """
-    return cell_rules([[_prose_html(en), _prose_html(zh)] for en, zh, *_ in rows])
+    longest_first = sorted(rows, key=lambda row: -len(row[0]))
+    return cell_rules([[_prose_html(en), _prose_html(zh)] for en, zh, *_ in longest_first])
 
 
 def translate_prose(

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, settings
 collect_ignore = ["wheel"]
 
 from docs_modules import import_docs_module
+from strategies import DEFAULT_EXAMPLES
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,7 @@ def error_patterns() -> ModuleType:
 
 settings.register_profile(
     "default",
-    max_examples=300,
+    max_examples=DEFAULT_EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
@@ -63,7 +64,11 @@ settings.register_profile(
 settings.register_profile(
     "ci", parent=settings.get_profile("default"), derandomize=True, print_blob=True
 )
-settings.register_profile("thorough", parent=settings.get_profile("default"), max_examples=3000)
+# Ten times the examples in every property test: the slow ones scale through
+# strategies.examples(n).
+settings.register_profile(
+    "thorough", parent=settings.get_profile("default"), max_examples=10 * DEFAULT_EXAMPLES
+)
 settings.register_profile("quick", max_examples=25, deadline=None)
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default")

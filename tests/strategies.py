@@ -17,11 +17,27 @@ from typing import Any
 
 import numpy as np
 import torch
+from hypothesis import settings
 from hypothesis import strategies as st
 
 #: torch's deprecation warning for a list read as a tuple of indices; tests that
 #: draw ``torch_forms`` filter it with this pattern.
 SEQUENCE_WARNING = "ignore:Using a non-tuple sequence for multidimensional indexing"
+
+#: Examples per property test under the default profile (``tests/conftest.py``); the
+#: ``thorough`` profile draws ten times as many.
+DEFAULT_EXAMPLES = 300
+
+
+def examples(n: int) -> int:
+    """A slow property test's examples: ``n`` under the default profile, scaled with the
+    profile loaded (ten times under ``HYPOTHESIS_PROFILE=thorough``), never a fixed count.
+
+    >>> examples(40) == max(1, round(40 * settings().max_examples / DEFAULT_EXAMPLES))
+    True
+    """
+    return max(1, round(n * settings().max_examples / DEFAULT_EXAMPLES))
+
 
 DTYPES = (torch.float32, torch.float64, torch.complex64, torch.int64)
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from inplace_recipes import compare_gradients
 from inplace_recipes._at import at
-from strategies import Case, cases
+from strategies import Case, cases, examples
 
 METHODS = ["set", "add", "subtract", "multiply", "divide", "power", "min", "max", "apply"]
 
@@ -61,7 +61,7 @@ def fns(method: str) -> tuple[dict[str, Callable[..., torch.Tensor]], Callable[.
 
 @pytest.mark.parametrize("method", METHODS)
 @given(case=cases())
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 def test_matches_reference_forward_and_backward(method: str, case: Case) -> None:
     if method == "divide":  # 0 / 0 and x / 0: nan and inf gradients differ by path
         assume(bool((torch.as_tensor(case.value) != 0).all()))
@@ -138,7 +138,7 @@ def apply_each(method: str) -> Callable[..., torch.Tensor]:
 
 @pytest.mark.parametrize("method", list(_SEQUENTIAL))
 @given(case=duplicates())
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 def test_duplicates_apply_every_update(method: str, case: tuple[torch.Tensor, ...]) -> None:
     x, index, value = case
     report = compare_gradients(
@@ -152,7 +152,7 @@ def test_duplicates_apply_every_update(method: str, case: tuple[torch.Tensor, ..
 
 
 @given(case=duplicates())
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 def test_add_with_duplicates_is_index_put_accumulate(case: tuple[torch.Tensor, ...]) -> None:
     x, index, value = case
     want = x.clone().index_put_((index,), value, accumulate=True)
@@ -160,7 +160,7 @@ def test_add_with_duplicates_is_index_put_accumulate(case: tuple[torch.Tensor, .
 
 
 @given(case=duplicates())
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 def test_apply_with_duplicates_applies_once_per_position(case: tuple[torch.Tensor, ...]) -> None:
     x, index, _ = case
     unique = torch.unique(index % x.shape[0])
@@ -177,7 +177,7 @@ def test_apply_with_duplicates_applies_once_per_position(case: tuple[torch.Tenso
 
 
 @given(case=duplicates())
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 def test_set_with_duplicates_writes_one_of_the_values(case: tuple[torch.Tensor, ...]) -> None:
     """As JAX documents: one of the values is written, unspecified which.
     Gradients are those of setitem: every value gets the gradient of its
@@ -508,7 +508,7 @@ def tied_duplicates(draw: st.DrawFn) -> tuple[torch.Tensor, torch.Tensor, torch.
 
 @pytest.mark.parametrize("method", ["min", "max"])
 @given(case=tied_duplicates())
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 def test_min_max_with_tied_duplicates_apply_once_per_occurrence(
     method: str, case: tuple[torch.Tensor, ...]
 ) -> None:

@@ -147,3 +147,32 @@ def test_the_theme_and_gallery_speak_chinese(site: str, browser: object) -> None
     ):
         assert english not in html, f"zh_CN recipe page still says {english!r}"
     assert "zh-figure-caption" in html, "the figure has no Chinese caption"
+
+
+#: The answer table's own width and the width of the box it sits in, on the landing page.
+TABLE_FIT = """() => {
+  const table = document.querySelector('table.answer-table');
+  const box = table.closest('.table-wrapper') || table.parentElement;
+  return {table: table.scrollWidth, box: box.clientWidth, scrolls: box.scrollWidth > box.clientWidth};
+}"""
+
+
+@pytest.mark.parametrize("edition", ["", "zh_CN/"])
+def test_the_landing_answer_table_fits_its_column_at_1280px(
+    site: str, browser: object, edition: str
+) -> None:
+    """At a 1280 px window the answer table needs no horizontal scrolling, in either edition.
+
+    With ``word-break: keep-all`` on every cell the Chinese pitfall column could
+    not wrap, and the table was 821 px wide in its 742 px box (issue 29).
+    """
+    page = browser.new_page()  # type: ignore[attr-defined]
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{site}/{edition}index.html", wait_until="networkidle")
+    fit = page.evaluate(TABLE_FIT)
+    page.close()
+    where = (
+        f"{edition or 'en/'}index.html: the answer table is {fit['table']} px in {fit['box']} px"
+    )
+    assert fit["table"] <= fit["box"], where
+    assert not fit["scrolls"], where

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import inplace_recipes
@@ -29,3 +31,18 @@ def test_the_pytest_entry_point_names_the_plugin_module() -> None:
     assert entry is not None
     assert entry.group(1) == f'"{pytest_plugin.__name__}" = "{pytest_plugin.__name__}"'
     assert callable(pytest_plugin.pytest_addoption)
+
+
+def test_dir_lists_every_public_name_before_its_first_use() -> None:
+    """autodoc and tab completion read ``dir()``: a lazy name (``at``) must be there unloaded.
+
+    Without ``__dir__`` the API page documented ``at`` only when an earlier
+    gallery script had imported it, so the gettext build (which runs none) lost it.
+    """
+    code = (
+        "import sys, inplace_recipes as ir\n"
+        "names = dir(ir)\n"
+        "assert set(ir.__all__) <= set(names), set(ir.__all__) - set(names)\n"
+        "assert 'inplace_recipes._at' not in sys.modules, 'dir() loaded a lazy module'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

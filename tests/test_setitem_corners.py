@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 
 from inplace_recipes import RECIPES, NotApplicable, at, compare_gradients
 from refusals import refused
-from strategies import SEQUENCE_WARNING, cases
+from strategies import SEQUENCE_WARNING, cases, examples
 
 pytestmark = [
     pytest.mark.filterwarnings(SEQUENCE_WARNING),
@@ -72,9 +72,9 @@ X_DTYPES = (
 FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 INTEGER_DTYPES = tuple(d for d in INDEX_TENSOR_DTYPES if d not in (torch.bool, torch.uint8))
 
-#: An eighth of the profile's examples per property (37 by default, 375 with
+#: An eighth of the profile's examples per property (37 by default, 370 with
 #: ``HYPOTHESIS_PROFILE=thorough``), so that the module runs in well under a minute.
-CORNERS = settings(max_examples=max(settings().max_examples // 8, 10), deadline=None)
+CORNERS = settings(max_examples=examples(37), deadline=None)
 
 
 # -- torch's answer, and the check every writer must pass --------------------------
@@ -607,7 +607,7 @@ def test_sequence_likes(write: tuple[torch.Tensor, Any, Any]) -> None:
     check_every_writer(*write)
 
 
-@settings(CORNERS, max_examples=CORNERS.max_examples * 2)
+@settings(CORNERS, max_examples=examples(2 * 37))
 @given(dtype_kernel_writes())
 def test_dtypes_against_each_kernel(write: tuple[torch.Tensor, Any, Any]) -> None:
     check_every_writer(*write)
@@ -653,7 +653,7 @@ def other_dtype_writes(draw: st.DrawFn) -> tuple[torch.Tensor, Any, Any]:
     return x, index, (torch.arange(shape.numel()).reshape(shape) % 3 + 1).to(dtype)
 
 
-@settings(CORNERS, max_examples=CORNERS.max_examples * 3)
+@settings(CORNERS, max_examples=examples(3 * 37))
 @given(other_dtype_writes())
 def test_values_of_another_dtype(write: tuple[torch.Tensor, Any, Any]) -> None:
     """Setitem casts a value of another dtype for ints and slices and for one

@@ -81,6 +81,11 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    """The loaded names and the lazy ones: ``dir()``, tab completion and autodoc see ``at`` before its first use."""
+    return sorted({*globals(), *_LAZY})
+
+
 __all__ = [
     "RECIPES",
     "AuditReport",

@@ -661,8 +661,9 @@ ERRORS: tuple[ErrorKind, ...] = (
         "Inference tensors",
         "The tensor was made under torch.inference_mode(), which gives it no version "
         "counter: outside inference_mode an in-place op on it or on a view of it raises, even "
-        "under torch.no_grad(); only aliases autograd does not track are written, unchecked "
-        "(an in-place op on .data or .detach(), .numpy(), the storage). Nor can a view taken "
+        "under torch.no_grad(). What writes it, unchecked: apply_, map_ and map2_ (a Python "
+        "function over the elements) and the aliases autograd does not track (an in-place op "
+        "on .data or .detach(), .numpy(), the storage). Nor can a view taken "
         "there be written by a write autograd would record: with gradients on, into a tensor "
         "or with a value that requires grad.",
         (
@@ -711,9 +712,11 @@ ERRORS: tuple[ErrorKind, ...] = (
         "In-place operation on an expanded tensor",
         "expand() and broadcasting views repeat one element with stride 0; a write would hit "
         "the same memory several times, so most in-place ops refuse, as does a setitem that "
-        "selects the repeated memory (e[:] = 1). fill_, zero_, a setitem that selects each "
-        "location once (e[0] = 5) and one through a mask or index tensor go through, and "
-        "change every element that shares the memory.",
+        "selects the repeated memory (e[:] = 1). These go through, and change every element "
+        "that shares the memory they write: fill_, zero_, fill_diagonal_, masked_fill_, "
+        "index_fill_, index_put_ (so a setitem through a mask or index tensor), tril_, triu_, "
+        "addmv_, baddbmm_, apply_, map_, map2_, and a setitem that selects each location once "
+        "(e[0] = 5).",
         (
             Wording(
                 "1.4 to 2.13",
@@ -918,9 +921,9 @@ ERRORS: tuple[ErrorKind, ...] = (
     ErrorKind(
         "captured-mutation",
         "An in-place write into a captured tensor under a grad transform",
-        "Under torch.func.grad, vjp or jvp, the function wrote in place into a tensor it did "
-        "not receive as an input (a global, a closure's tensor, a module's buffer); the "
-        "transform cannot track that write.",
+        "Under torch.func.grad, vjp or jvp, the function wrote in place into a tensor it "
+        "captured from outside (a global, a closure's tensor, a module's buffer), not one it "
+        "made or computed itself; the transform cannot track that write.",
         (
             Wording(
                 "functorch 0.1 to torch 2.13",

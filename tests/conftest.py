@@ -73,3 +73,10 @@ settings.register_profile("quick", max_examples=25, deadline=None)
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default")
 )
+
+
+def pytest_report_header() -> str:
+    """The battery's size and what this run takes of it (issue 28; tests/battery/)."""
+    from battery.axes import header
+
+    return header()

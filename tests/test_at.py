@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from inplace_recipes import compare_gradients
 from inplace_recipes._at import at
-from inplace_recipes._indexing import as_value
 from strategies import Case, cases, examples
 
 METHODS = ["set", "add", "subtract", "multiply", "divide", "power", "min", "max", "apply"]
@@ -76,7 +75,7 @@ def test_matches_reference_forward_and_backward(method: str, case: Case) -> None
         refused = True
         if method not in ("set", "min", "max"):  # these raise where setitem refuses the dtype
             try:  # torch's empty-mask setitem refuses a float64 value for float32 x
-                value = as_value(case.value, case.x)
+                value = torch.as_tensor(case.value).to(case.x.dtype)
                 want = reference(method, case.x, case.index, value)
                 refused = False
             except (RuntimeError, TypeError):  # e.g. min on complex, int / int: at[] raises too
@@ -433,6 +432,57 @@ def test_forward_mode_jvp_jacfwd_hessian(method: str, kind: str) -> None:
             torch.testing.assert_close(g, w)
 
 
+NON_FINITE_STEPS = [
+    ("divide", [3.0, 0.0, -3.0], [0.0, 2.0]),
+    ("divide", [3.0, 0.0, -3.0], [float("inf"), 0.0]),
+    ("divide", [3.0, 0.0, -3.0], 0.0),
+    ("power", [-4.0, 0.0, 2.0], [0.5, 2.0]),
+    ("power", [-4.0, 0.0, 2.0], [-1.0, 2.0]),
+    ("power", [-4.0, 0.0, 2.0], -0.5),
+    ("multiply", [3.0, 0.0, -3.0], [float("inf"), 0.0]),
+    ("multiply", [3.0, 0.0, -3.0], float("nan")),
+]
+
+
+@pytest.mark.parametrize(("method", "xs", "vs"), NON_FINITE_STEPS, ids=str)
+def test_repeated_positions_with_non_finite_steps_follow_the_statement(
+    method: str, xs: list[float], vs: Any
+) -> None:
+    """The rule in ``at``'s docstring: each occurrence is ``y[p] = op(y[p], s)`` run
+    once, in index order, never merged with another step, in value, reverse-mode
+    gradients (to x and to the value, a 0-d value included) and tangents, where a
+    step is non-finite (``x / 0``, a negative base to 0.5, ``0 ** -1``, ``inf * 0``).
+    Every position of x is named twice."""
+    index = torch.tensor([0, 1, 2, 0, 1, 2])
+    x = torch.tensor(xs, dtype=torch.float64, requires_grad=True)
+    v = torch.tensor(vs, dtype=torch.float64, requires_grad=True)
+
+    def steps(b: torch.Tensor) -> torch.Tensor:  # a 0-d value as it is; else s1 thrice, s2 thrice
+        return b if b.ndim == 0 else b.repeat_interleave(3)
+
+    def mine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return getattr(at(a)[index], method)(steps(b))  # type: ignore[no-any-return]
+
+    def ref(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return sequential(method, a, index, steps(b))
+
+    got, want = mine(x, v), ref(x, v)
+    torch.testing.assert_close(got, want, equal_nan=True, rtol=0, atol=0)
+    weights = torch.tensor([0.5, 1.0, 1.5], dtype=torch.float64)
+    for g, w in zip(
+        torch.autograd.grad((got * weights).sum(), (x, v)),
+        torch.autograd.grad((want * weights).sum(), (x, v)),
+        strict=True,
+    ):
+        torch.testing.assert_close(g, w, equal_nan=True, rtol=0, atol=0)
+    tangents = (torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64), torch.ones_like(v))
+    primals = (x.detach(), v.detach())
+    for g, w in zip(
+        torch.func.jvp(mine, primals, tangents), torch.func.jvp(ref, primals, tangents), strict=True
+    ):
+        torch.testing.assert_close(g, w, equal_nan=True, rtol=0, atol=0)
+
+
 def test_max_with_tied_duplicates_by_hand() -> None:
     """x = [1, 0], at[[0, 0]].max([1, 1]): every value ties. Applied once per
     occurrence, c1 = maximum(1, v0) gives each side 1/2 and c2 = maximum(c1, v1)
@@ -632,3 +682,188 @@ def test_another_dtype_as_setitem(method: str, index: Any, shape: tuple[int, ...
     got = call(method, x, index, value)
     assert got.dtype == want.dtype
     assert torch.equal(got, want)
+
+
+# -- issue 28: the axes the index tests did not walk, one test per root cause ---------------
+# (tests/battery/FINDINGS.md; each failed on the code before the one value rule)
+
+_STATEMENTS: dict[str, Callable[[torch.Tensor, Any, Any], None]] = {
+    "add": lambda y, i, v: y.__setitem__(i, y[i].__iadd__(v)),
+    "subtract": lambda y, i, v: y.__setitem__(i, y[i].__isub__(v)),
+    "multiply": lambda y, i, v: y.__setitem__(i, y[i].__imul__(v)),
+    "divide": lambda y, i, v: y.__setitem__(i, y[i].__itruediv__(v)),
+    "power": lambda y, i, v: y.__setitem__(i, y[i].__ipow__(v)),
+    "min": lambda y, i, v: y.__setitem__(
+        i, torch.minimum(y[i], v if isinstance(v, torch.Tensor) else torch.tensor(v))
+    ),
+    "max": lambda y, i, v: y.__setitem__(
+        i, torch.maximum(y[i], v if isinstance(v, torch.Tensor) else torch.tensor(v))
+    ),
+}
+
+
+def _statement(op: str, x: torch.Tensor, index: Any, value: Any) -> torch.Tensor | Exception:
+    """Torch's own ``y = x.clone(); y[index] op= value`` (``min``/``max`` as at's table)."""
+    y = x.clone()
+    try:
+        _STATEMENTS[op](y, index, value)
+    except Exception as error:  # noqa: BLE001 - torch's error is the expected answer
+        return error
+    return y
+
+
+def _as_torch(op: str, x: torch.Tensor, index: Any, value: Any) -> None:
+    want = _statement(op, x, index, value)
+    if isinstance(want, Exception):
+        with pytest.raises(type(want)):
+            getattr(at(x)[index], op)(value)
+        return
+    got = getattr(at(x)[index], op)(value)
+    assert type(got) is type(want)
+    assert got.dtype == want.dtype
+    torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
+
+
+_ROWS = torch.tensor([True, False, True])
+
+
+@pytest.mark.parametrize("op", ["min", "max"])
+@pytest.mark.parametrize(
+    ("x", "value"),
+    [
+        (torch.tensor([False, True, False]), torch.tensor(-2.5)),
+        (torch.tensor([1, 2, 3], dtype=torch.uint8), torch.tensor(-3.0, dtype=torch.float64)),
+        (torch.tensor([1, 2, 3], dtype=torch.uint8), -3.0),
+        (torch.tensor([1, 2, 3], dtype=torch.int32), 3e9),
+        (torch.tensor([False, True, False]), 2),
+    ],
+    ids=["bool -2.5", "uint8 float64", "uint8 -3.0", "int32 3e9", "bool 2"],
+)
+@pytest.mark.parametrize("index", [slice(0, 2), 1, _ROWS], ids=["slice", "int", "mask"])
+def test_min_and_max_compare_then_cast(op: str, x: torch.Tensor, value: Any, index: Any) -> None:
+    """R3: torch compares in the promoted dtype, then setitem casts (or refuses) the result."""
+    _as_torch(op, x, index, value)
+
+
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "power"])
+@pytest.mark.parametrize("index", [1, (1, slice(None)), _ROWS, torch.tensor([0, 2])], ids=str)
+def test_arithmetic_keeps_the_shape_of_x_index(op: str, index: Any) -> None:
+    """R4: ``y[1] += torch.ones(1, 4)`` raises (the view cannot grow); so does at()."""
+    x = torch.rand(3, 4) + 1
+    value = torch.ones((1, *x[index].shape))
+    _as_torch(op, x, index, value)
+
+
+@pytest.mark.parametrize(
+    ("op", "x", "value"),
+    [
+        ("add", torch.zeros(3, dtype=torch.int8), 128),
+        ("add", torch.zeros(3, dtype=torch.uint8), 256),
+        ("multiply", torch.tensor([0.1, -0.5, 0.25], dtype=torch.float16),
+         torch.tensor(70000.0, dtype=torch.float64)),
+        ("multiply", torch.tensor([0.1, -0.5, 0.25], dtype=torch.bfloat16),
+         torch.tensor(1e-8, dtype=torch.float32)),
+        ("add", torch.tensor([1 + 1j, 2 + 2j, 3j]), complex(float("nan"), 1.0)),
+        ("subtract", torch.tensor([1 + 1j, 2 + 2j, 3j], dtype=torch.complex128), 1e40 + 0j),
+    ],
+    ids=["int8 128", "uint8 256", "float16 70000", "bfloat16 1e-8", "nan+1j", "1e40+0j"],
+)  # fmt: skip
+@pytest.mark.parametrize("index", [torch.tensor([0, 2]), _ROWS, slice(0, 2)], ids=str)
+def test_ops_take_the_value_as_torch_does(op: str, x: torch.Tensor, value: Any, index: Any) -> None:
+    """R5: a Python number stays a number, a 0-d tensor a scalar of its own precision,
+    and add/subtract multiply the value by alpha, as torch's in-place ops do."""
+    _as_torch(op, x, index, value)
+
+
+@pytest.mark.parametrize("op", list(_STATEMENTS))
+@pytest.mark.parametrize(
+    "index",
+    [1, _ROWS, _ROWS.to("meta"), torch.tensor([0, 2])],
+    ids=["int", "mask", "meta mask", "tensor"],
+)
+@pytest.mark.parametrize("value", [2.0, torch.ones(4), torch.ones(4, device="meta")], ids=str)
+def test_meta_x_as_torch(op: str, index: Any, value: Any) -> None:
+    """R6: meta tensors: torch's device rules (``add_`` takes a CPU operand on meta,
+    ``pow_`` and ``torch.minimum`` do not), no ``.item()`` of a meta index."""
+    x = torch.zeros(3, 4, device="meta")
+    want = _statement(op, x, index, value)
+    if isinstance(want, Exception):
+        with pytest.raises(type(want)):
+            getattr(at(x)[index], op)(value)
+    else:
+        got = getattr(at(x)[index], op)(value)
+        assert (got.shape, got.dtype, got.device) == (want.shape, want.dtype, want.device)
+
+
+@pytest.mark.parametrize("op", ["set", *_STATEMENTS])
+@pytest.mark.parametrize("value", [2.0, torch.tensor(3.0), torch.arange(1.0, 5.0)], ids=str)
+def test_ops_take_a_mask_batched_by_vmap(op: str, value: Any) -> None:
+    """R7: a batched mask goes through torch.where; the result is the loop's."""
+    x = torch.rand(3, 4) + 1
+    masks = torch.tensor([[True, False, True], [False, True, True]])
+
+    def one(m: torch.Tensor) -> torch.Tensor:
+        return getattr(at(x)[m], op)(value)  # type: ignore[no-any-return]
+
+    torch.testing.assert_close(torch.func.vmap(one)(masks), torch.stack([one(m) for m in masks]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op", ["add", "multiply", "max"])
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_ops_compile_with_a_mask_and_a_value_of_several_elements(op: str, dynamic: bool) -> None:
+    """R8: no Python comparison of ``x[mask]``'s length that Dynamo must guard on."""
+    x = torch.rand(3, 4, requires_grad=True)
+    value = torch.rand(6, requires_grad=True)
+    mask = torch.tensor([[True, False, True, False]] * 3)
+    torch._dynamo.reset()
+    step = torch.compile(
+        lambda a, b: getattr(at(a)[mask], op)(b),
+        backend="aot_eager",
+        fullgraph=True,
+        dynamic=dynamic,
+    )
+    got = step(x, value)
+    want = getattr(at(x)[mask], op)(value)
+    torch.testing.assert_close(got, want)
+    grads = torch.autograd.grad(got.sum(), (x, value))
+    wants = torch.autograd.grad(want.sum(), (x, value))
+    for g, w in zip(grads, wants, strict=True):
+        torch.testing.assert_close(g, w)
+
+
+@pytest.mark.filterwarnings("ignore:indexing with dtype torch.uint8 is now deprecated")
+@pytest.mark.parametrize("op", ["set", *_STATEMENTS])
+def test_a_uint8_mask_is_read_as_torch_reads_it(op: str) -> None:
+    """R9: ``y[m] += 1`` takes a uint8 mask (deprecated); ``y[m] = 1.0`` refuses it."""
+    x = torch.zeros(3)
+    mask = torch.tensor([1, 0, 1], dtype=torch.uint8)
+    if op == "set":
+        with pytest.raises(RuntimeError, match="masked_fill_ only supports boolean masks"):
+            at(x)[mask].set(1.0)
+        return
+    _as_torch(op, x, mask, 1.0)
+
+
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "power", "min"])
+@pytest.mark.parametrize("index", [torch.tensor([0, 2]), [2, 0], _ROWS], ids=str)
+def test_a_sparse_value_as_torch_takes_it(op: str, index: Any) -> None:
+    """R11: ``y[t] += sparse`` works; ``**=`` and ``torch.minimum`` raise NotImplementedError."""
+    x = torch.rand(3, 4)
+    _as_torch(op, x, index, torch.ones(x[index].shape).to_sparse())
+
+
+class _Tagged(torch.Tensor):
+    """A subclass that keeps torch's ``__torch_function__``: ops return it."""
+
+
+@pytest.mark.parametrize("op", ["set", *_STATEMENTS])
+@pytest.mark.parametrize("index", [1, _ROWS, torch.tensor([0, 2])], ids=str)
+def test_a_subclass_value_leaves_the_type_of_x(op: str, index: Any) -> None:
+    """R12: the result of ``y = x.clone(); y[i] op= v`` is x's type, not the value's."""
+    x = torch.rand(3, 4) + 1
+    value = torch.full(x[index].shape, 2.0).as_subclass(_Tagged)
+    if op == "set":
+        assert type(at(x)[index].set(value)) is torch.Tensor
+        return
+    _as_torch(op, x, index, value)

@@ -18,12 +18,12 @@ index tensors, ``masked_fill`` writes one value); the refusal must be a
 
 Skipped upstream cases, with the reason:
 
-- ``test_byte_mask``, ``test_byte_mask_accumulate``, ``test_multiple_byte_mask``,
-  ``test_byte_tensor_assignment`` and the uint8 halves of
-  ``test_index_setitem_bools_slices`` / ``test_index_scalar_with_bool_mask``:
-  torch's setitem refuses uint8 masks in most forms ("masked_fill_ only
-  supports boolean masks") and deprecates the rest; the recipes refuse them
-  all with a clear ``IndexError`` (checked in ``test_uint8_masks_are_refused``).
+- ``test_byte_mask``, ``test_byte_mask_accumulate``, ``test_multiple_byte_mask``
+  and the uint8 halves of ``test_index_setitem_bools_slices`` /
+  ``test_index_scalar_with_bool_mask``: torch deprecates uint8 masks (and
+  refuses one with a single value, "masked_fill_ only supports boolean
+  masks"); the recipes take them as torch does, checked on
+  ``test_byte_tensor_assignment``'s write and by the battery (``tests/battery/``).
 - ``test_index_put_accumulate_*``, ``test_bool_indices_accumulate``,
   ``test_index_put_accumulate_large_tensor`` (2**31 elements): accumulation
   is ``at(x)[i].add(v)``, tested in ``tests/test_at*.py``, not a setitem.
@@ -764,20 +764,18 @@ def test_truncate_leading_1s() -> None:
     check_write(kernel, (range(4), range(4)), torch.square(col_max), expected)
 
 
-# -- refusals the skip list names -----------------------------------------------------------
+# -- TestIndexing.test_byte_tensor_assignment: uint8 masks, as torch 2.13 takes them ---------
 
 
 @pytest.mark.filterwarnings("ignore:indexing with dtype torch.uint8 is now deprecated")
-def test_uint8_masks_are_refused() -> None:
-    """Torch's setitem refuses a uint8 mask with a number (and takes one, deprecated,
-    with a tensor); the recipes other than ``clone`` (which is setitem) refuse every
-    uint8 index."""
+def test_byte_tensor_assignment() -> None:
+    """Upstream's write through a uint8 mask (deprecated: torch reads it as
+    ``mask.bool()``, with its warning), and torch's ``masked_fill_`` refusal of a
+    uint8 mask with one value (issue 28, R9: the recipes raised IndexError)."""
     x = torch.arange(16.0).view(4, 4)
     b = torch.tensor([1, 0, 1, 0], dtype=torch.uint8)
-    with pytest.raises(RuntimeError, match="only supports boolean masks"):
-        x.clone()[b] = 1.0
-    for name in NAMES:
-        if name == "clone":
-            continue
-        with pytest.raises(IndexError, match="uint8"):
-            RECIPES[name](x, b, torch.tensor([3.0, 4.0, 5.0, 6.0]))
+    value = torch.tensor([3.0, 4.0, 5.0, 6.0])
+    check_write(x, b, value)
+    check_write(x, (b, torch.tensor([0, 1])), 7.0)  # beside an index tensor: positions
+    for one in (1.0, torch.tensor(2.0), torch.tensor([2.0], dtype=torch.float64)):
+        check_error(x, b, one, RuntimeError, "masked_fill_ only supports boolean masks")

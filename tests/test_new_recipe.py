@@ -19,15 +19,16 @@ from torch import Tensor
 
 import inplace_recipes as ir
 from inplace_recipes import _pick, recipes
-from inplace_recipes._indexing import IndexPlan, as_value
+from inplace_recipes._indexing import IndexPlan
 from inplace_recipes.bench import _entries as entries
 from inplace_recipes.recipes import OneLiner, RecipeRecord, UnsupportedIndexError
 
 
 def _index_copy(x: Tensor, index: Any, value: Any, plan: IndexPlan) -> Tensor:
-    """``x.flatten().index_copy(0, positions, value)``, for ints, slices and index tensors."""
+    """``x.flatten().index_copy(0, positions, value)``, for ints, slices and index tensors
+    (``value`` comes as setitem makes it: a tensor of ``x``'s dtype)."""
     positions = plan.flat_positions(flatten=True)
-    source = plan.fit(as_value(value, x)).reshape(-1)
+    source = plan.fit(value).reshape(-1)
     return x.flatten().index_copy(0, positions, source).view_as(x)
 
 

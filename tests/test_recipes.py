@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import assume, event, given
 import inplace_recipes as ir
 from inplace_recipes import RECIPES, NotApplicable, compare_gradients
 from inplace_recipes._indexing import IndexPlan
+from inplace_recipes.recipes import RECORDS
 from refusals import refused, refused_with_grad
 from strategies import SEQUENCE_WARNING, Case, cases
 
@@ -295,3 +297,221 @@ def test_select_scatter_gradient_to_the_source_is_right_under_vmap() -> None:
     expected_x = torch.full((7, 4), 5.0)
     expected_x[1] = 0.0
     assert torch.equal(grad_x, expected_x)
+
+
+# -- issue 28: the axes the index tests did not walk, one test per root cause ---------------
+# (tests/battery/FINDINGS.md; each failed on the code before the one value rule)
+
+MASK = torch.tensor([True, False, True])
+
+
+def _setitem(x: torch.Tensor, index: Any, value: Any) -> torch.Tensor | Exception:
+    y = x.clone()
+    try:
+        y[index] = value
+    except Exception as error:  # noqa: BLE001 - torch's error is the expected answer
+        return error
+    return y
+
+
+def _same_as_setitem(name: str, x: torch.Tensor, index: Any, value: Any) -> None:
+    want = _setitem(x, index, value)
+    if isinstance(want, Exception):
+        with pytest.raises(type(want), match=re.escape(str(want)[:40])):
+            RECIPES[name](x, index, value)
+    elif refused(name, x, index, value):
+        with pytest.raises(NotApplicable):
+            RECIPES[name](x, index, value)
+    elif RECORDS[name].not_exact and not bool(want.isfinite().all()):
+        RECIPES[name](x, index, value)  # its documented exception (the blend's non-finite values)
+    else:
+        got = RECIPES[name](x, index, value)
+        assert type(got) is type(want)
+        assert got.dtype == want.dtype
+        assert torch.equal(got, want) or (got.isnan() == want.isnan()).all()
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(
+    ("dtype", "value"),
+    [
+        (torch.uint8, torch.tensor(-3.0)),
+        (torch.int8, torch.tensor(300.0)),
+        (torch.float16, torch.tensor(70000.0, dtype=torch.float64)),
+        (torch.float32, torch.tensor(1e40, dtype=torch.float64)),
+        (torch.uint8, torch.tensor([-3.0], dtype=torch.bfloat16)),
+    ],
+    ids=["uint8 -3", "int8 300", "float16 70000", "float32 1e40", "uint8 (1,) bfloat16"],
+)
+@pytest.mark.parametrize("index", [MASK, 0, slice(0, 2)], ids=["mask", "int", "slice"])
+def test_one_value_out_of_range_is_cast_as_setitem_casts(
+    name: str, dtype: torch.dtype, value: torch.Tensor, index: Any
+) -> None:
+    """R1: through a mask setitem hands one element to masked_fill_, which checks
+    for overflow (RuntimeError); through ints and slices copy_ casts (wraps, inf)."""
+    _same_as_setitem(name, torch.zeros(3, dtype=dtype), index, value)
+
+
+def test_select_scatter_writes_a_float_as_setitem_does() -> None:
+    """R1b: ``y[1] = 70000.0`` into float16 is a row of inf, not new_full's overflow error."""
+    _same_as_setitem("select_scatter", torch.zeros(3, 4, dtype=torch.float16), 1, 70000.0)
+
+
+def test_gradient_of_a_value_of_another_dtype_is_summed_in_its_dtype() -> None:
+    """Setitem's copy_ casts the gradient to the value's dtype, then sums it over the
+    positions it broadcast the value to (here in float32, not in float16)."""
+    x = torch.tensor([1.5410, -0.2935], dtype=torch.float16)
+    report = compare_gradients(x, (Ellipsis,), torch.tensor([1.0]), NAMES)
+    report.assert_ok()
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (4,)], ids=str)
+@pytest.mark.parametrize("index", [slice(None), 0, (slice(None), 1)], ids=str)
+def test_gradient_of_a_value_of_another_dtype_follows_fill_or_copy(
+    shape: tuple[int, ...], index: Any
+) -> None:
+    """Torch 2.13's setitem fills ``x[index]`` with a 0-d CPU value (``fill_``: the
+    gradient is summed in ``x``'s dtype, then cast) and expands any other value,
+    then copies (cast first, summed in the value's own dtype): float16 ``x``,
+    float32 value, ``12.0`` against ``12.0015`` over twelve positions. Every
+    recipe's gradient to the value equals setitem's bit for bit."""
+    x = (torch.arange(12.0).reshape(3, 4) / 4).half()
+    weights = torch.linspace(0.5, 1.5, 12).view(3, 4).half()
+    written = x[index].shape
+    if len(shape) == 1 and shape[0] != 1 and written[-1:] != shape:
+        shape = written[-1:]
+    value = torch.full(shape, 1.3, requires_grad=True)
+    want = _setitem(x, index, value)
+    assert isinstance(want, torch.Tensor)
+    (expected,) = torch.autograd.grad((want * weights).sum(), value)
+    for name in NAMES:
+        if refused(name, x, index, value):
+            continue
+        (got,) = torch.autograd.grad((RECIPES[name](x, index, value) * weights).sum(), value)
+        assert torch.equal(got, expected), (name, got, expected)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("dtype", [torch.uint64, torch.int64, torch.float32], ids=str)
+@pytest.mark.parametrize(
+    "value", [1 << 63, (1 << 64) - 1, 1 << 64, -1, -(1 << 63) - 1], ids=lambda v: f"{v:#x}"
+)
+@pytest.mark.parametrize("index", [0, slice(0, 2), MASK, [0, 2]], ids=str)
+def test_big_python_ints_are_read_as_the_running_torch_reads_them(
+    name: str, dtype: torch.dtype, value: int, index: Any
+) -> None:
+    """Torch 2.13 reads every Python int value as an int64 (ValueError past it);
+    torch 2.14 reads one for a uint64 x as a uint64 (2**63 to 2**64 - 1 written,
+    OverflowError for a negative int or 2**64): the recipes follow the torch they
+    run on (here and under the 2.14.1 venv)."""
+    _same_as_setitem(name, torch.zeros(3, dtype=dtype), index, value)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("mask_device", ["cpu", "meta"])
+@pytest.mark.parametrize("value", [1.0, torch.tensor(2.0), torch.ones(2)], ids=str)
+def test_meta_x_is_written_as_setitem_writes_it(name: str, mask_device: str, value: Any) -> None:
+    """R6: a meta x with a CPU or meta mask: a meta result, no data read (no .item())."""
+    x = torch.zeros(3, device="meta")
+    index = MASK.to(mask_device)
+    want = _setitem(x, index, value)
+    assert isinstance(want, torch.Tensor)
+    if refused(name, torch.zeros(3), MASK, value):
+        return
+    got = RECIPES[name](x, index, value)
+    assert (got.shape, got.dtype, got.device) == (want.shape, want.dtype, want.device)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_where_and_the_blend_take_a_mask_batched_by_vmap(name: str) -> None:
+    """R7: torch.where takes a batched mask; recipes that cannot refuse, naming vmap
+    (clone is setitem itself: torch's own vmap error, its pitfall)."""
+    x = torch.zeros(3, 4)
+    masks = torch.tensor([[True, False, True], [False, True, True]])
+    values = torch.arange(8.0).view(2, 4)  # two rows per example
+
+    def loop() -> torch.Tensor:
+        return torch.stack([_setitem(x, m, v) for m, v in zip(masks, values, strict=True)])  # type: ignore[misc]
+
+    def mapped() -> torch.Tensor:
+        return torch.func.vmap(lambda m, v: RECIPES[name](x, m, v))(masks, values)  # type: ignore[no-any-return]
+
+    if name in ("mask", "where"):
+        assert torch.equal(mapped(), loop())
+    elif name == "clone":
+        with pytest.raises(RuntimeError, match="vmap"):
+            mapped()
+    elif RECORDS[name].not_with_batched_masks:
+        with pytest.raises(NotApplicable, match=r"batched by torch\.func\.vmap"):
+            mapped()
+    else:  # refused by its kinds of index or value, as outside vmap
+        with pytest.raises(NotApplicable):
+            mapped()
+
+
+def test_a_batched_mask_with_the_wrong_count_raises_under_vmap() -> None:
+    """R7: the count of a batched mask cannot be compared in Python; the value's
+    entries are picked out of range instead, so the write raises."""
+    masks = torch.tensor([[True, False, True], [True, True, True]])
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        torch.func.vmap(lambda m: RECIPES["where"](torch.zeros(3), m, torch.ones(2)))(masks)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_extreme_indices_raise_torchs_class(name: str) -> None:
+    """R10: an int past int64 is torch's ValueError; a slice step of 2**62 writes one row."""
+    x = torch.zeros(3, 4)
+    _same_as_setitem(name, x, 1 << 64, 1.0)
+    _same_as_setitem(name, x, slice(None, None, 1 << 62), torch.ones(4))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("index", [0, MASK, torch.tensor([0, 2])], ids=["int", "mask", "tensor"])
+def test_a_sparse_value_raises_torchs_class(name: str, index: Any) -> None:
+    """R11: copy_'s RuntimeError for ints, index_put_'s NotImplementedError for tensors."""
+    x = torch.zeros(3, 2)
+    shape = x[index].shape
+    _same_as_setitem(name, x, index, torch.ones(shape).to_sparse())
+
+
+class _Tagged(torch.Tensor):
+    """A subclass that keeps torch's ``__torch_function__``: ops return it."""
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("index", [1, MASK, torch.tensor([0, 2])], ids=["int", "mask", "tensor"])
+def test_a_subclass_value_leaves_x_type(name: str, index: Any) -> None:
+    """R12: setitem writes into the clone of x and keeps its type."""
+    x = torch.zeros(3, 4)
+    value = torch.ones(x[index].shape).as_subclass(_Tagged)
+    _same_as_setitem(name, x, index, value)
+
+
+def _words(text: str) -> str:
+    """``text`` with its line breaks, comment marks and runs of spaces folded."""
+    lines = [line.strip().removeprefix("#").strip() for line in text.splitlines()]
+    return " ".join(" ".join(lines).split())
+
+
+def test_the_rule_lists_its_exceptions_as_the_records_declare_them() -> None:
+    """The README's rule, at's docstring and the at[] page name exactly the recipes
+    whose record declares ``not_exact``, each with the record's own sentence."""
+    from pathlib import Path
+
+    from inplace_recipes import _at
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    start = readme.index("**One rule: exact, or a clear error.**")
+    rule = _words(readme[start : readme.index("\n\n", start)])
+    inexact = {name: record.not_exact for name, record in RECORDS.items() if record.not_exact}
+    assert inexact, "no record declares an exception: say so in the README's rule"
+    assert set(re.findall(r'RECIPES\["(\w+)"\]', rule)) == set(inexact)
+    at_text = _words(f"{_at.__doc__}\n{_at.at.__doc__}")
+    page = _words((root / "recipes" / "tools" / "plot_at.py").read_text(encoding="utf-8"))
+    for name, sentence in inexact.items():
+        assert sentence in rule, name
+        assert sentence in at_text, name
+        assert f'method="{name}"' in at_text, name
+        assert sentence in page, name
+        assert f'method="{name}"' in page, name

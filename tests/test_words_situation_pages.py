@@ -738,29 +738,13 @@ def test_the_expected_answers_come_from_numpy_alone() -> None:
     assert not imported & {"torch", "jax", "jaxlib", "array_api_extra", "inplace_recipes"}
 
 
-#: Where ``at[].min`` and ``at[].max`` cast the value before they compare, where torch's
-#: ``y[i] = torch.minimum(y[i], v)`` compares, then casts (issue 28, which fixes it).
-_CASTS_FIRST = {
-    (torch.bool, -2.5, "min"),
-    (torch.bool, -2.5, "max"),
-    (torch.uint8, -2.5, "min"),
-    (torch.uint8, -2.5, "max"),
-}
-
-
 @pytest.mark.parametrize(
     ("dtype", "number", "method"),
-    [
-        pytest.param(
-            *case,
-            marks=pytest.mark.xfail(
-                case in _CASTS_FIRST, strict=True, reason="issue 28: min/max cast, then compare"
-            ),
-        )
-        for case in itertools.product(
+    list(
+        itertools.product(
             [torch.bool, torch.uint8, torch.int64, torch.float32], [-2.5, 2.5], ["min", "max"]
         )
-    ],
+    ),
     ids=str,
 )
 def test_min_and_max_cast_only_where_torch_casts(
@@ -784,19 +768,7 @@ COMPILE_KINDS: dict[str, Any] = {
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("method", "kind"),
-    [
-        pytest.param(
-            m,
-            k,
-            marks=pytest.mark.xfail(
-                (m, k) == ("apply", "mask"),
-                strict=True,
-                reason="issue 28: apply through a mask guards on a data-dependent size",
-            ),
-        )
-        for m in sorted(_public_methods() - {"get"})
-        for k in COMPILE_KINDS
-    ],
+    [(m, k) for m in sorted(_public_methods() - {"get"}) for k in COMPILE_KINDS],
 )
 def test_every_method_compiles_with_fullgraph(method: str, kind: str) -> None:
     """``torch.compile(fullgraph=True)`` (traced with ``aot_eager``): eager's value and gradients."""
@@ -853,13 +825,14 @@ def _torch_writes(method: str, x: torch.Tensor, index: Any, value: torch.Tensor)
 @pytest.mark.parametrize(
     "method",
     [
-        pytest.param(
-            m,
-            marks=pytest.mark.xfail(
-                m in _IN_PLACE, strict=True, reason="issue 28: op= refuses, at[] broadcasts"
-            ),
-        )
-        for m in ["set", "add", "subtract", "multiply", "divide", "power", "min", "max"]
+        "set",
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "power",
+        "min",
+        "max",
     ],
 )
 def test_every_method_refuses_a_value_with_more_leading_dims_where_torch_does(

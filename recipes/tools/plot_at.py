@@ -14,11 +14,18 @@ The rule is **exact, or a clear error**: every method gives what plain
 torch gives for ``y = x.clone()`` followed by the in-place statement (value,
 dtype, gradients in reverse and forward mode; at duplicate positions, the
 statement applied once per occurrence, where torch's own ``y[i] += v``
-applies it once), or raises an error that
-names the problem. What changed to make that hold: every index goes through
-the package's one index model (or, where ``set`` picks the ``clone`` recipe,
-torch's own setitem); integer tensors follow torch's type
-promotion; ``multiply``, ``divide`` and ``power`` no longer go through
+applies it once), or raises torch's error or one that names the problem,
+with one exception: ``set(v, method="mask")`` writes with the mask blend
+and keeps its documented pitfall, a non-finite value (or float16 overflow)
+makes every unwritten element it is laid over nan, a non-finite element of
+x at a written position becomes nan, and a written -0.0 comes out as 0.0.
+What changed to make that hold: every index goes through the package's one
+index model (or, where ``set`` picks the ``clone`` recipe, torch's own
+setitem); what ``set``, ``min`` and ``max`` write goes through setitem's
+one rule for casting a value; the other ops call torch's own in-place op
+on ``x[index]``, so that integer tensors,
+low precision and complex numbers follow torch's type promotion;
+``multiply``, ``divide`` and ``power`` no longer go through
 ``scatter_reduce(reduce="prod")``, whose forward-mode tangent torch drops;
 and ``apply`` has one meaning for every kind of index.
 """
@@ -190,11 +197,13 @@ assert last[1].item() == 999.0, last  # "on CPU with one thread, the last" (next
 # ``y[0] *= 2.5`` on an integer tensor raises in torch, since the product is
 # a float that cannot be written back into integers. ``at[]`` raises the same
 # error instead of truncating, for ``add``, ``subtract``, ``multiply``,
-# ``divide`` and ``power``. ``set``, ``min`` and ``max`` cast the value where
-# setitem casts it and raise where it raises: a Python number is cast, and so
-# is a tensor written through ints and slices, but a tensor of another dtype
-# written through an index tensor raises torch's "Index put requires the
-# source and destination dtypes match".
+# ``divide`` and ``power``. ``set`` casts the value where setitem casts it
+# and raises where it raises: a Python number is cast, and so is a tensor
+# written through ints and slices, but a tensor of another dtype written
+# through an index tensor raises torch's "Index put requires the source and
+# destination dtypes match". ``min`` and ``max`` compare first, in torch's
+# promoted dtype, then setitem casts (or refuses) the result, as
+# ``y[i] = torch.minimum(y[i], v)`` does.
 
 ints = torch.arange(1, 5)
 try:
@@ -216,7 +225,12 @@ try:
 except RuntimeError as error:
     at_dtype_message = str(error)
 print("through an index tensor, at[]:", at_dtype_message.splitlines()[0])
+small = torch.tensor([1, 2, 3], dtype=torch.uint8)
+print("min compares, then casts:", at(small)[1].min(-3.0).tolist())
 # sphinx_gallery_start_ignore
+y = small.clone()
+y[1] = torch.minimum(y[1], torch.tensor(-3.0))
+assert at(small)[1].min(-3.0).tolist() == y.tolist() == [1, 253, 3]
 assert torch_message == at_message
 y = ints.clone()
 y[0] = torch.tensor(2.5)  # setitem casts here too

@@ -2,9 +2,11 @@
 
 The rule: **exact, or a clear error.** Each method gives what plain torch
 gives for ``y = x.clone()`` followed by the in-place statement below (value,
-dtype, gradient to ``x`` and to the value, in reverse and forward mode), or
-raises an error that names the problem. It returns a new tensor and never
-changes ``x``.
+dtype, type, gradient to ``x`` and to the value, in reverse and forward mode),
+or raises torch's error (its class, or a subclass) or one that names the
+problem, with one exception: ``set(value, method="mask")`` writes with the
+mask blend and keeps its documented pitfall (see :class:`at`). It returns a
+new tensor and never changes ``x``.
 
 ============================  ===========================================
 ``at(x)[idx].set(v)``         ``y = x.clone(); y[idx] = v``
@@ -32,15 +34,16 @@ tensor([0., 0., 0., 0.])
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 import torch
 from torch import Tensor
+from torch.fx.experimental.symbolic_shapes import guard_or_true
 
-from ._indexing import IndexPlan, as_value
+from ._indexing import IndexPlan
 from ._pick import best_recipe, quick_recipe
 from .recipes import RECIPES
-from .recipes._checks import refuse_other_dtype
+from .recipes._value import setitem_value
 
 __all__ = ["MODES", "Mode", "at"]
 
@@ -59,6 +62,14 @@ _COMBINE: dict[str, Callable[[Tensor, Any], Tensor]] = {
     "max": torch.maximum,
 }
 _REDUCE = {"min": "amin", "max": "amax"}
+_IN_PLACE = {
+    "add": "add_",
+    "subtract": "sub_",
+    "multiply": "mul_",
+    "divide": "div_",
+    "power": "pow_",
+}
+_DISABLED = torch._C._disabled_torch_function_impl
 _current_level = torch._C._functorch.maybe_current_level
 _is_batched = torch._C._functorch.is_batchedtensor
 
@@ -69,9 +80,44 @@ def _check_mode(mode: str | None) -> None:
 
 
 def _check_writable(x: Tensor) -> None:
-    """Refuse sparse and other non-strided tensors as setitem does."""
+    """Refuse sparse and other non-strided tensors as setitem does (its ``TypeError``)."""
     if x.layout != torch.strided:
-        raise RuntimeError(f"Cannot assign to a sparse tensor (layout {x.layout})")
+        raise TypeError("Cannot assign to a sparse tensor")
+
+
+def _statement_error(op: Op, x: Tensor, index: Any, value: Any) -> Exception:
+    """The error torch's own ``y[index] op= value`` raises for a sparse (or other
+    non-strided) ``x``, found by running it on a detached clone: a sparse
+    tensor's indexing raises ``NotImplementedError`` (``aten::index.Tensor``,
+    ``aten::as_strided`` from SparseCPU), its in-place ops others, and
+    setitem into it ``TypeError``, depending on the index and the op."""
+    y = x.detach().clone()
+    v = value.detach() if isinstance(value, Tensor) else value
+    try:
+        if op in _REDUCE:
+            y[index] = _COMBINE[op](y[index], _other(v, y))
+        else:
+            part = y[index]
+            getattr(part, _IN_PLACE[op])(v)
+            y[index] = part
+    except Exception as error:  # noqa: BLE001 - torch's error is the answer
+        return error
+    return TypeError("Cannot assign to a sparse tensor")
+
+
+def _other(value: Any, like: Tensor) -> Any:
+    """The value as ``torch.minimum``/``maximum`` take it: a Python number as
+    ``torch.tensor(value)`` (a 0-d tensor, which promotes as the number would)."""
+    return value if isinstance(value, Tensor) else torch.tensor(value, device=like.device)
+
+
+def _operand(value: Any) -> Any:
+    """``value`` as torch's in-place op takes it, a ``__torch_function__`` subclass
+    unwrapped (setitem keeps ``x``'s type, an op would take the value's)."""
+    tp = type(value)
+    if tp is not Tensor and isinstance(value, Tensor) and tp.__torch_function__ is not _DISABLED:
+        return value.as_subclass(Tensor)
+    return value
 
 
 def _fill_value(dtype: torch.dtype) -> float | int | bool:
@@ -172,24 +218,6 @@ def _cannot_cast(result: torch.dtype, target: torch.dtype) -> RuntimeError:
     return RuntimeError(f"result type {result} can't be cast to the desired output type {target}")
 
 
-def _refuse_result_dtype(x: Tensor, index: Any, plan: IndexPlan, op: Op, value: Tensor) -> None:
-    """Raise where ``y[index] = torch.minimum(x[index], value)`` (or ``maximum``)
-    raises: setitem refuses a result of another dtype than ``x``'s with index
-    tensors (see :func:`~inplace_recipes.recipes.refuse_other_dtype`).
-
-    >>> at(torch.zeros(3))[[0, 2]].min(torch.tensor([-1.0, 5.0], dtype=torch.float64))
-    Traceback (most recent call last):
-        ...
-    RuntimeError: Index put requires the source and destination dtypes match, ...
-    """
-    work = _result_dtype(op, x.dtype, len(plan.result_shape) > 0, value)
-    if work is not x.dtype:
-        result = torch.empty(plan.result_shape, dtype=work, device=x.device)
-        refuse_other_dtype(
-            x, index, plan, result + torch.empty(value.shape, dtype=work, device=x.device)
-        )
-
-
 def _result_dtype(op: Op, dtype: torch.dtype, shaped: bool, value: Any) -> torch.dtype:
     """The dtype torch's own ``op`` gives for ``x[index]`` (of ``dtype``, 0-d
     unless ``shaped``) and ``value``, found by running it on a one-element
@@ -201,31 +229,107 @@ def _result_dtype(op: Op, dtype: torch.dtype, shaped: bool, value: Any) -> torch
     sample = torch.ones((1,) if shaped else (), dtype=dtype)
     if isinstance(value, Tensor):
         value = torch.ones((1,) if value.ndim else (), dtype=value.dtype)
+    elif op in _REDUCE:
+        value = torch.tensor(value)
     return _COMBINE[op](sample, value).dtype
+
+
+def _opmath(dtype: torch.dtype) -> torch.dtype:
+    """The dtype torch's CPU kernels compute ``dtype`` in (float32 for float16 and
+    bfloat16), which is where they read a 0-d operand."""
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+
+
+def _check_in_place_shape(part: Tensor, new: Tensor) -> None:
+    """Raise torch's error where ``part op= value`` cannot keep ``part``'s shape:
+    the value may broadcast to it, never grow it (``y[1] += torch.ones(1, 4)``
+    into a row of 4). Sizes that ``torch.compile`` knows only at run time pass."""
+    if len(new.shape) != len(part.shape) or not all(
+        guard_or_true(a == b) for a, b in zip(part.shape, new.shape, strict=True)
+    ):
+        raise RuntimeError(
+            f"output with shape {list(part.shape)} doesn't match the broadcast shape "
+            f"{list(new.shape)}"
+        )
+
+
+def _check_traced_sizes(part: Tensor, value: Any) -> None:
+    """While ``torch.compile`` traces, tell it that ``value``'s sizes equal those
+    of ``part`` (``x[mask]``, whose length it knows only at run time) where they
+    must for ``part op= value``, with ``torch._check``: no Python comparison that
+    Dynamo must guard on."""
+    if not (isinstance(value, Tensor) and torch.compiler.is_compiling()):
+        return
+    for s, t in zip(reversed(part.shape), reversed(value.shape), strict=False):
+        if t != 1:
+            torch._check(s == t, lambda: "value cannot be broadcast to x[index]")  # type: ignore[no-untyped-call]
 
 
 class at:  # named like jax.Array.at and array_api_extra.at
     """Functional index updates: ``at(x)[index].set(value)`` and friends.
 
     Exact, or a clear error: each method equals ``y = x.clone()`` then the
-    in-place statement of the module table, in value, dtype and gradients
-    (``backward``, ``torch.func.grad``/``jvp``/``jacfwd``/``hessian``,
-    ``vmap``), or raises. ``at(x, index)`` is the same as ``at(x)[index]``.
+    in-place statement of the module table, in value, dtype, type and
+    gradients (``backward``, ``torch.func.grad``/``jvp``/``jacfwd``/``hessian``,
+    ``vmap``, ``torch.compile``), on every device (the meta device included),
+    or raises torch's error. ``at(x, index)`` is the same as ``at(x)[index]``.
     The index is whatever setitem takes, understood by
     :class:`~inplace_recipes._indexing.IndexPlan`.
 
-    Types follow torch's in-place promotion: ``set``, ``min`` and ``max``
-    cast the value to ``x``'s dtype where setitem casts it, and raise where
-    it raises (a tensor of another dtype with index tensors, or through a
-    mask with more than one element); the arithmetic methods
-    raise torch's "result type Float can't be cast to the desired output
-    type Long" where ``y[idx] *= 2.5`` raises it.
+    Types follow torch's in-place ops: the value goes to torch's own op as
+    given (a Python number stays a number, a 0-d tensor a scalar of its own
+    precision, ``add`` and ``subtract`` multiply it by their ``alpha``), and
+    the result is cast back as the in-place op casts it, or the op raises
+    (``result type Float can't be cast to the desired output type Long``
+    where ``y[idx] *= 2.5`` raises it, ``output with shape [4] doesn't match
+    the broadcast shape [1, 4]`` where the value would grow ``y[idx]``).
+    ``set`` casts the value as setitem casts it for the index
+    (:mod:`~inplace_recipes.recipes._value`: ``copy_`` for ints and slices,
+    an overflow check for one element through a mask, equal dtypes for index
+    tensors); ``min`` and ``max`` compare first, in the promoted dtype, then
+    hand their result to the same rule, as ``y[idx] = torch.minimum(y[idx],
+    v)`` does (a Python number as ``torch.tensor(v)``):
+
+    >>> at(torch.tensor([1, 2, 3], dtype=torch.uint8))[1].min(-3.0)  # -3.0, then copy_'s cast
+    tensor([  1, 253,   3], dtype=torch.uint8)
+    >>> at(torch.zeros(3, 4))[1].add(torch.ones(1, 4))
+    Traceback (most recent call last):
+        ...
+    RuntimeError: output with shape [4] doesn't match the broadcast shape [1, 4]
+
+    The one exception to the rule is the recipe it is asked to use:
+    ``set(value, method="mask")`` writes with the classic mask blend, whose
+    documented pitfall (its record's ``not_exact``) it keeps: a non-finite
+    value (or float16 overflow) makes every unwritten element it is laid over
+    nan, a non-finite element of x at a written position becomes nan, and a
+    written -0.0 comes out as 0.0. By default ``set`` never picks it.
+
+    >>> at(torch.zeros(3))[0].set(float("inf"), method="mask")
+    tensor([inf, nan, nan])
+    >>> at(torch.zeros(3))[0].set(float("inf"))
+    tensor([inf, 0., 0.])
+
+    Under ``vmap`` a mask that is batched cannot be read (each example's
+    ``x[mask]`` has its own length): the ops then run over all of ``x`` and
+    ``torch.where`` keeps the written positions.
 
     Duplicate positions in index tensors: ``add``, ``subtract``,
     ``multiply``, ``divide``, ``power``, ``min`` and ``max`` apply every
     update, in index order, as NumPy's ``ufunc.at`` does; ``apply`` writes
     each position once; ``set`` writes one of the values, unspecified which
     (as JAX documents; on CPU today the last), with setitem's gradients.
+    Each occurrence is the statement ``y[p] = op(y[p], s)`` run once, in
+    index order, in value, gradients and tangents, non-finite steps
+    included: a step is never merged with another (``x / (s1 * s2)``,
+    ``x ** (s1 * s2)``), so an ``inf`` or ``nan`` one step makes reaches
+    the next steps and the derivatives as that chain of statements gives
+    them:
+
+    >>> at(torch.tensor([-4.0]))[torch.tensor([0, 0])].power(torch.tensor([0.5, 2.0]))
+    tensor([nan])
+    >>> x, v = torch.tensor([3.0], requires_grad=True), torch.tensor([0.0, 2.0], requires_grad=True)
+    >>> torch.autograd.grad(at(x)[torch.tensor([0, 0])].divide(v).sum(), (x, v))
+    (tensor([inf]), tensor([-inf, -inf]))
 
     ``mode`` handles out-of-range positions as JAX does: ``"clip"`` clamps
     them into range, ``"drop"`` (alias ``"fill"``) ignores their updates, and
@@ -351,6 +455,19 @@ class at:  # named like jax.Array.at and array_api_extra.at
 
         >>> at(torch.full((2,), 3.0))[1].power(2.0)
         tensor([3., 9.])
+
+        Forward mode is torch's own, torch 2.13's difference included: for a
+        complex ``x`` and a real exponent tensor, ``pow``'s tangent takes the
+        exponent's contribution ``x ** v * log(x) * dv`` as real, so its
+        imaginary part is dropped (finite differences give ``0.0233+1.0206j``
+        here); reverse mode is right.
+
+        >>> x, v = torch.tensor([1 + 1j]), torch.tensor([0.5], dtype=torch.float64)
+        >>> tangents = (torch.zeros_like(x), torch.ones_like(v))
+        >>> torch.func.jvp(lambda a, b: at(a)[torch.tensor([0])].power(b), (x, v), tangents)[1]
+        tensor([0.0233-0.j])
+        >>> (((x + 0j) ** (v + 1e-6) - (x + 0j) ** (v - 1e-6)) / 2e-6).to(torch.complex64)
+        tensor([0.0233+1.0206j])
         """
         return self._update("power", value, mode)
 
@@ -360,8 +477,6 @@ class at:  # named like jax.Array.at and array_api_extra.at
         >>> at(torch.zeros(2))[:].min(torch.tensor([-1.0, 1.0]))
         tensor([-1.,  0.])
         """
-        if self._x.is_complex():
-            raise RuntimeError("minimum not implemented for complex tensors.")
         return self._update("min", value, mode)
 
     def max(self, value: Any, *, mode: Mode | None = None) -> Tensor:
@@ -370,8 +485,6 @@ class at:  # named like jax.Array.at and array_api_extra.at
         >>> at(torch.zeros(2))[:].max(torch.tensor([-1.0, 1.0]))
         tensor([0., 1.])
         """
-        if self._x.is_complex():
-            raise RuntimeError("maximum not implemented for complex tensors.")
         return self._update("max", value, mode)
 
     def apply(self, fn: Callable[[Tensor], Tensor], *, mode: Mode | None = None) -> Tensor:
@@ -399,9 +512,9 @@ class at:  # named like jax.Array.at and array_api_extra.at
         out = fn(selected)
         if not isinstance(out, Tensor):
             raise TypeError(f"at[].apply: fn must return a torch.Tensor, got {type(out).__name__}")
-        new = plan.fit(as_value(out, x))
         if plan.kind != "advanced":
-            return finish(RECIPES[best_recipe(x, plan.index, new)](x, plan.index, new))
+            return finish(RECIPES[best_recipe(x, plan.index, out)](x, plan.index, out))
+        new = plan.fit(cast(Tensor, setitem_value(x, plan.index, plan, out)))
         positions = plan.flat_positions().reshape(-1)
         first = _occurrence(positions) == 0
         # Later occurrences go to one extra slot, cut off at the end.
@@ -413,81 +526,188 @@ class at:  # named like jax.Array.at and array_api_extra.at
     # -- the arithmetic updates -----------------------------------------------
 
     def _update(self, op: Op, value: Any, mode: Mode | None) -> Tensor:
+        """``y = x.clone()`` then ``op``'s statement (the module table), out of place.
+
+        The value goes to torch's own op as given (a Python number stays a
+        number, a 0-d tensor a scalar of its own precision), and the result is
+        cast back as the in-place op casts it (its "result type ... can't be
+        cast" and shape errors included); ``min`` and ``max`` hand their result
+        to setitem's rule for the value, as ``y[i] = torch.minimum(y[i], v)``
+        does (:func:`~inplace_recipes.recipes._value.setitem_value`).
+        """
         _check_mode(mode)
-        _check_writable(self._x)
+        if self._x.layout is not torch.strided:
+            raise _statement_error(op, self._x, self.index, value)
         x, index, finish = _bounded(self._x, self.index, mode)
         plan = IndexPlan.of(x, index)
-        if isinstance(value, Tensor) and value.device != x.device:
-            value = value.to(x.device)
-        if op in _REDUCE:  # no in-place form: the value is cast to x's dtype, as setitem casts
-            if isinstance(value, Tensor):  # ... where setitem casts the result of minimum/maximum
-                _refuse_result_dtype(x, index, plan, op, value)
-            value = as_value(value, x)
-        if plan.kind != "advanced":
-            return finish(self._combine_and_write(x, plan, op, value))
-        return finish(self._update_positions(x, plan, op, value))
+        value = _operand(value)
+        if plan.kind == "advanced":
+            return finish(_update_positions(x, plan, op, value))
+        if plan.mask_batched():
+            return finish(_update_batched_mask(x, plan, op, value))
+        return finish(_update_part(x, plan, op, value))
 
-    @staticmethod
-    def _combine_and_write(x: Tensor, plan: IndexPlan, op: Op, value: Any) -> Tensor:
-        """Read ``x[index]``, combine with torch's own op, check the cast back, write."""
-        new = _COMBINE[op](x[plan.index], value)
-        if _kind(new.dtype) > _kind(x.dtype):
-            raise _cannot_cast(new.dtype, x.dtype)
-        new = plan.fit(new).to(x.dtype)
+
+def _update_part(x: Tensor, plan: IndexPlan, op: Op, value: Any) -> Tensor:
+    """Ints and slices, or a mask: torch's op on ``x[index]`` (:func:`_in_place`), then a write.
+
+    For ints and slices the write is the recipe :func:`~inplace_recipes.best_recipe`
+    picks; for a mask, ``x.index_put((mask,), new)``, setitem's own kernel for
+    ``y[mask] = new``, whose sizes torch checks (so that ``torch.compile`` needs
+    no Python comparison of ``x[mask]``'s length).
+    """
+    part = x[plan.index]
+    if plan.kind == "basic" and op not in _REDUCE:
+        part = part.clone()  # a view of x: the op runs on a copy
+    _check_traced_sizes(part, value)
+    new = _in_place(op, part, value)
+    if plan.kind == "basic" or not x.ndim:  # (a 0-d mask of a 0-d x: index_put takes none)
         return RECIPES[best_recipe(x, plan.index, new)](x, plan.index, new)
-
-    @staticmethod
-    def _update_positions(x: Tensor, plan: IndexPlan, op: Op, value: Any) -> Tensor:
-        """Index tensors: every update applies, duplicates included.
-
-        ``add``/``subtract`` accumulate with ``index_put``. The others
-        (``multiply``, ``divide``, ``power``, ``min``, ``max``) run in rounds,
-        one per occurrence of a position, each a gather, torch's own op and an
-        ``index_put``, so each occurrence is ``y[p] = op(y[p], v)`` in every
-        mode: torch 2.13's ``scatter_reduce(reduce="prod")`` drops the
-        forward-mode tangent, and ``scatter_reduce(reduce="amax")`` shares the
-        gradient of a tie equally among every tied entry (as JAX does), where
-        ``torch.maximum`` applied once per occurrence halves it at each step.
-        """
-        positions = plan.flat_positions().reshape(-1)
-        work = _result_dtype(op, x.dtype, len(plan.result_shape) > 0, value)
-        if _kind(work) > _kind(x.dtype):
-            raise _cannot_cast(work, x.dtype)
-        if isinstance(value, Tensor):
-            v = value.to(work)
-        else:
-            v = torch.tensor(value, dtype=work, device=x.device)
-        source = plan.fit(v).reshape(-1)
-        flat = x.reshape(-1).to(work)
-        if op in ("add", "subtract"):
-            if op == "subtract":
-                source = -source
-            out = flat.index_put((positions,), source, accumulate=True)
-        else:
-            # a Python number stays one, as in torch's own `y[i] **= 2` (bool ** True)
-            step = source if isinstance(value, Tensor) else value
-            out = _in_rounds(flat, positions, step, op, plan)
-        return out.view(x.shape).to(x.dtype)
+    while new.ndim > part.ndim and new.shape[0] == 1:  # setitem drops leading 1s
+        new = new.squeeze(0)
+    written = setitem_value(x, plan.index, plan, new)  # min/max: setitem's cast, or its error
+    return x.index_put(plan.index, cast(Tensor, written))
 
 
-def _in_rounds(
-    flat: Tensor, positions: Tensor, source: Tensor | complex, op: Op, plan: IndexPlan
-) -> Tensor:
-    """``flat[p] = op(flat[p], s)`` for every ``(p, s)`` in order, one round per
-    occurrence: round k takes each position's k-th update. Updates outside the
-    round go to an extra slot (their value 1, or the number ``source``), cut
-    off at the end: nothing there reaches x or the value."""
-    occurrence = _occurrence(positions)
-    if torch.compiler.is_compiling() or _index_tensors_batched(plan):
-        rounds = positions.numel()  # no data-dependent count under vmap or compile
+def _in_place(op: Op, part: Tensor, value: Any) -> Tensor:
+    """``part op= value`` as torch computes it (``part`` is a copy, not a view of
+    ``x``): torch's in-place op itself, with its casts, checks and errors (and
+    its rules for operands on another device); ``min`` and ``max``,
+    ``torch.minimum(part, value)``. Inside ``torch.func`` transforms, where vmap
+    refuses an in-place op whose operand is batched and ``part`` is not, the
+    out-of-place op, checked and cast as the in-place one."""
+    if op in _REDUCE:
+        return _COMBINE[op](part, _other(value, part))
+    if _current_level() is None:
+        return getattr(part, _IN_PLACE[op])(value)  # type: ignore[no-any-return]
+    new = _COMBINE[op](part, value)
+    if _kind(new.dtype) > _kind(part.dtype):
+        raise _cannot_cast(new.dtype, part.dtype)
+    _check_in_place_shape(part, new)
+    return new.to(part.dtype)
+
+
+def _update_batched_mask(x: Tensor, plan: IndexPlan, op: Op, value: Any) -> Tensor:
+    """A mask that ``vmap`` batches, where ``x[mask]`` has no shape: torch's op
+    over all of ``x``, then ``torch.where``. So that no derivative at an
+    unwritten position is infinite (``0 * inf`` is nan), the operand there is
+    the op's identity, 1: the value is laid over the written positions (a
+    Python number or 0-d tensor read in the dtype torch's kernels compute in,
+    :func:`_opmath`, as they read a scalar operand), or for ``power`` with a
+    scalar exponent the base is 1 there and the exponent goes to torch's
+    kernel as it is (torch's special cases for ``0.5`` and ``2`` included).
+    """
+    mask = plan.mask()
+    scalar = not (isinstance(value, Tensor) and value.ndim)
+    if op == "power" and scalar:
+        new = torch.pow(torch.where(mask, x, x.new_ones(())), value)
     else:
-        rounds = int(occurrence.max()) + 1 if positions.numel() else 0
+        if op in _REDUCE:
+            operand: Tensor = _other(value, x)
+        elif scalar:  # a scalar operand, read as torch's kernels read it
+            compute = _opmath(torch.result_type(x.reshape(-1)[:1], value))
+            operand = _exact_tensor(value, x.device).to(compute)
+        else:
+            operand = value
+        spread = plan.spread(operand) if operand.ndim else operand
+        new = _COMBINE[op](
+            x, torch.where(mask, spread, x if op in _REDUCE else spread.new_ones(()))
+        )
+    if op in _REDUCE:
+        if new.dtype is not x.dtype:  # setitem's rule, for a count it cannot know here
+            new = cast(Tensor, setitem_value(x, plan.index, plan, new))
+        return torch.where(mask, new, x)
+    if _kind(new.dtype) > _kind(x.dtype):
+        raise _cannot_cast(new.dtype, x.dtype)
+    return torch.where(mask, new.to(x.dtype), x)
+
+
+def _exact_tensor(value: Any, device: torch.device) -> Tensor:
+    """A Python number (or a 0-d tensor) as a 0-d tensor that holds it exactly."""
+    if isinstance(value, Tensor):
+        return value
+    dtype = {bool: torch.bool, int: torch.int64, float: torch.float64}.get(
+        type(value), torch.complex128
+    )
+    return torch.tensor(value, dtype=dtype, device=device)
+
+
+def _update_positions(x: Tensor, plan: IndexPlan, op: Op, value: Any) -> Tensor:
+    """Index tensors: every update applies, duplicates included.
+
+    In rounds, one per occurrence of a position, each a gather, torch's own op
+    and an ``index_put``, so each occurrence is ``y[p] = op(y[p], v)`` in every
+    mode, cast back to ``x``'s dtype at each step, as ``y[p] op= v`` casts:
+    torch 2.13's ``scatter_reduce(reduce="prod")`` drops the forward-mode
+    tangent, ``scatter_reduce(reduce="amax")`` shares the gradient of a tie
+    equally among every tied entry (as JAX does), where ``torch.maximum``
+    applied once per occurrence halves it at each step, and
+    ``index_put(accumulate=True)`` adds a complex value that ``add`` would
+    multiply by its ``alpha`` first (``1 * (nan+1j)`` is ``nan+nanj``).
+    """
+    positions = plan.flat_positions().reshape(-1)
+    shaped = len(plan.result_shape) > 0
+    work = _result_dtype(op, x.dtype, shaped, value)
+    if op in _REDUCE:
+        if work is not x.dtype:  # setitem's rule for y[t] = torch.minimum(y[t], v)
+            setitem_value(x, plan.index, plan, torch.empty(plan.result_shape, dtype=work))
+    elif _kind(work) > _kind(x.dtype):
+        raise _cannot_cast(work, x.dtype)
+    if isinstance(value, Tensor) and x.is_meta and value.device != x.device:
+        _in_place(op, x[plan.index].clone(), value)  # torch's rule for an operand elsewhere
+        value = value.to(x.device)  # (add_ takes one on the CPU, pow_ does not)
+    if isinstance(value, Tensor) and value.layout is not torch.strided:
+        # torch's own op on x[index] and the sparse value: its error, or its answer
+        # (``y[t] += sparse`` works), which the dense value gives
+        _in_place(op, x[plan.index].detach(), value.detach())
+        value = value.to_dense()
+    if isinstance(value, Tensor) and value.ndim:
+        target = plan.result_shape
+        broadcast = torch.broadcast_shapes(target, value.shape)  # type: ignore[no-untyped-call]
+        if op not in _REDUCE and broadcast != target:
+            raise RuntimeError(
+                f"output with shape {list(target)} doesn't match the broadcast shape "
+                f"{list(broadcast)}"
+            )
+        step: Any = plan.fit(value).reshape(-1)
+    elif op in _REDUCE:
+        step = _other(value, x)
+    else:
+        step = value
+    return _in_rounds(x, positions, step, op, plan).view(x.shape)
+
+
+def _in_rounds(x: Tensor, positions: Tensor, step: Any, op: Op, plan: IndexPlan) -> Tensor:
+    """``y[p] = op(y[p], s)`` for every ``(p, s)`` in order, one round per
+    occurrence: round k takes each position's k-th update. Updates outside the
+    round go to an extra slot (holding 1), cut off at the end: nothing there
+    reaches x or the value. A per-position ``step`` is 1 there too; a 0-d one
+    that requires grad is laid per position in the dtype torch reads it in
+    (:func:`_opmath`) when rounds may reach the slot, so that the slot's
+    derivative (``1 / 0`` for a zero divisor) cannot reach its gradient; a
+    Python number or any other 0-d tensor goes to the op as it is."""
+    occurrence = _occurrence(positions)
+    if (
+        torch.compiler.is_compiling()
+        or _index_tensors_batched(plan)
+        or positions.is_meta
+        or not positions.numel()
+    ):
+        rounds = positions.numel()  # no data-dependent count under vmap, compile or on meta
+    else:
+        rounds = int(occurrence.max()) + 1
+    flat = x.reshape(-1)
     n = flat.numel()
-    one = torch.ones(1, dtype=flat.dtype, device=flat.device)
-    grown = torch.cat([flat, one])
+    grown = torch.cat([flat, torch.ones(1, dtype=x.dtype, device=x.device)])
+    per_position = isinstance(step, Tensor) and step.ndim > 0
+    if not per_position and isinstance(step, Tensor) and step.requires_grad and rounds > 1:
+        compute = _opmath(torch.result_type(flat[:1], step))
+        step = torch.broadcast_to(step.to(compute), positions.shape)
+        per_position = True
     for k in range(rounds):
         this = occurrence == k
         where_ = torch.where(this, positions, n)
-        step = torch.where(this, source, one) if isinstance(source, Tensor) else source
-        grown = grown.index_put((where_,), _COMBINE[op](grown[where_], step))
+        s = torch.where(this, step, step.new_ones(())) if per_position else step
+        new = _in_place(op, grown[where_], s)
+        grown = grown.index_put((where_,), new.to(x.dtype))
     return grown[:n]

@@ -29,7 +29,7 @@ from typing import Any, Literal, TypeVar
 import torch
 from torch import Tensor
 
-__all__ = ["SEQUENCE_AS_TUPLE_WARNING", "Kind", "ReadIndex", "Step"]
+__all__ = ["SEQUENCE_AS_TUPLE_WARNING", "UINT8_MASK_WARNING", "Kind", "ReadIndex", "Step"]
 
 Kind = Literal["basic", "boolean", "advanced"]
 #: One step of a basic index: ``(dim, position)`` or ``(dim, slice)``, where
@@ -42,9 +42,9 @@ _BAD_ITEM = (
     "Variables are valid indices (got {})"
 )
 _BAD_DTYPE = "tensors used as indices must be long, int, byte or bool tensors; got {}"
-_UINT8 = (
-    "setitem takes bool masks, not torch.uint8 ones (torch refuses them in most "
-    "forms and deprecates the rest): use mask.bool()"
+#: torch's own warning when an index holds a uint8 mask (read as ``mask.bool()``).
+UINT8_MASK_WARNING = (
+    "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead."
 )
 #: torch's own warning when a list is read as a tuple of indices.
 SEQUENCE_AS_TUPLE_WARNING = (
@@ -54,6 +54,7 @@ SEQUENCE_AS_TUPLE_WARNING = (
     "error or a different result"
 )
 _STRIDED = torch.strided
+_INT64 = 1 << 63
 _BOOL = torch.bool
 _R = TypeVar("_R", bound="ReadIndex")
 
@@ -132,7 +133,7 @@ def _as_tuple(index: Any) -> tuple[Any, ...]:
 
 def _sequence_to_tensor(item: Any) -> Tensor:
     """A sequence or NumPy array inside an index, as torch converts it: bool
-    stays bool, uint8 stays uint8 (then refused), anything else becomes int64."""
+    stays bool, uint8 stays uint8 (a mask, see :func:`_item`), anything else becomes int64."""
     # torch's own errors (a ragged list, a list of strings) pass through unchanged
     if _is_ndarray(item):
         tensor = torch.as_tensor(item)
@@ -179,13 +180,17 @@ def _read_items(seq: Any) -> list[Any]:
     return items
 
 
-def _item(item: Any) -> Any:
+def _item(item: Any, uint8: list[bool] | None = None) -> Any:
     """One item of the index tuple, in the form the plan keeps.
 
     As torch's setitem reads it: a 0-d integer tensor is an int (read with
     ``item()`` where its value can be read, else kept as an int64 index
     tensor), a 0-d uint8 tensor or NumPy array a 0-d mask, like a bool; any
-    other 0-d NumPy array is cast to int64 and is an int. An object
+    other 0-d NumPy array is cast to int64 and is an int. A uint8 tensor or
+    array of at least one dimension is a mask, read as ``mask.bool()`` with
+    torch's deprecation warning (:data:`UINT8_MASK_WARNING`), and noted in
+    ``uint8`` (torch's ``masked_fill_`` refuses it, see
+    :func:`~inplace_recipes.recipes.setitem_value`). An object
     with ``__getitem__`` is converted by ``torch.tensor`` (so its own errors
     pass through), one with ``__index__`` only is an int.
 
@@ -205,7 +210,7 @@ def _item(item: Any) -> Any:
                 return int(item) if _readable(item) else item.long()
         if item.dtype not in _INDEX_DTYPES:
             if item.dtype == torch.uint8:
-                raise IndexError(_UINT8)
+                return _uint8_mask(item, uint8)
             raise IndexError(_BAD_DTYPE.format(item.dtype))
         return item
     if _is_ndarray(item) and item.ndim == 0:
@@ -217,12 +222,20 @@ def _item(item: Any) -> Any:
     if _is_sequence(item):
         tensor = _sequence_to_tensor(item)
         if tensor.dtype == torch.uint8:
-            raise IndexError(_UINT8)
+            return _uint8_mask(tensor, uint8)
         return tensor
     try:
         return operator.index(item)  # NumPy integers and other __index__ objects
     except TypeError:
         raise IndexError(_BAD_ITEM.format(type(item).__name__)) from None
+
+
+def _uint8_mask(mask: Tensor, uint8: list[bool] | None) -> Tensor:
+    """A uint8 mask as torch 2.13 reads it: ``mask.bool()``, with its deprecation warning."""
+    warnings.warn(UINT8_MASK_WARNING, UserWarning, stacklevel=5)
+    if uint8 is not None:
+        uint8.append(True)
+    return mask.bool()
 
 
 def _readable(t: Tensor) -> bool:
@@ -254,16 +267,17 @@ def _specified_dims(items: tuple[Any, ...]) -> int:
     return count
 
 
-def _items(index: Any, ndim: int | None = None) -> tuple[Any, ...]:
+def _items(index: Any, ndim: int | None = None, uint8: list[bool] | None = None) -> tuple[Any, ...]:
     """The items of ``index`` as the plan keeps them; with ``ndim``, torch's
-    "too many indices" error for an ``ndim``-dimensional ``x`` first."""
+    "too many indices" error for an ``ndim``-dimensional ``x`` first. A uint8
+    mask among them is noted in ``uint8`` (see :func:`_item`)."""
     raw = _as_tuple(index)
     if ndim is None:
         return tuple(_item(i) for i in raw)
     specified = _specified_dims(raw)
     if specified > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
-    items = tuple(_item(i) for i in raw)
+    items = tuple(_item(i, uint8) for i in raw)
     ellipses = [at for at, i in enumerate(items) if i is Ellipsis]
     if len(ellipses) == 1 and _specified_dims(items) != specified:
         # torch's ``...`` spans the dimensions the raw items leave: a 0-d NumPy
@@ -351,11 +365,15 @@ def _basic_steps(
             start, stop, step = item.indices(size)
             if stop < start:  # noqa: PLR1730 - max() costs a call
                 stop = start
+            if step >= size and stop > start:  # one element: a step as big as 2**62 must
+                stop, step = start + 1, 1  # not reach the positions' arithmetic
             if start != 0 or stop != size or step != 1:
                 steps.append((out_dim, slice(start, stop, step)))
             out_dim += 1
         else:
             if not -size <= item < size:
+                if not -_INT64 <= item < _INT64:  # setitem reads an int as an int64 first
+                    raise ValueError("Overflow when unpacking long long")
                 raise IndexError(
                     f"index {item} is out of bounds for dimension {dim} with size {size}"
                 )
@@ -378,12 +396,14 @@ class ReadIndex:
     when a form is built from them.
     """
 
-    __slots__ = ("_new_axes", "_steps", "device", "index", "kind", "shape")
+    __slots__ = ("_new_axes", "_steps", "device", "index", "kind", "shape", "uint8_mask")
 
     shape: torch.Size
     device: torch.device
     index: tuple[Any, ...]
     kind: Kind
+    #: Whether the index held a uint8 mask (``index`` holds it as ``mask.bool()``).
+    uint8_mask: bool
 
     def __init__(
         self,
@@ -396,6 +416,7 @@ class ReadIndex:
     ) -> None:
         self.shape, self.device, self.index, self.kind = shape, device, index, kind
         self._steps, self._new_axes = steps, new_axes
+        self.uint8_mask = False
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(kind={self.kind!r}, shape={list(self.shape)}, index={self.index!r})"
@@ -430,6 +451,7 @@ class ReadIndex:
             else:
                 return cls(shape, x.device, index, "basic", tuple(steps), ())
         plain = False
+        uint8: list[bool] = []
         if tp is int or tp is slice:
             items: tuple[Any, ...] = (index,)
             kind, plain = "basic", True
@@ -438,13 +460,13 @@ class ReadIndex:
         elif isinstance(index, Tensor):
             if not shape and (index.ndim or index.dtype not in (_BOOL, torch.uint8)):
                 raise IndexError("too many indices for tensor of dimension 0")
-            items = (_item(index),)
+            items = (_item(index, uint8),)
             if type(items[0]) is int:  # a 0-d integer tensor: an int, as torch reads it
                 kind = "basic"
             else:
                 kind = "boolean" if index.dtype == torch.bool and index.ndim >= 1 else "advanced"
         else:
-            items = _items(index, len(shape))
+            items = _items(index, len(shape), uint8)
             basic = True
             ellipses = 0
             for i in items:
@@ -464,6 +486,8 @@ class ReadIndex:
             else:
                 kind = "advanced"
         read = cls(shape, x.device, items, kind)
+        if uint8:
+            read.uint8_mask = True
         if kind == "basic":
             read._steps, new_axes = _basic_steps(shape, items, plain)
             if not new_axes:

@@ -31,15 +31,15 @@ warning (:data:`~inplace_recipes._index_reading.SEQUENCE_AS_TUPLE_WARNING`).
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import torch
 from torch import Tensor
+from torch.fx.experimental.symbolic_shapes import guard_or_true
 
 from ._index_reading import SEQUENCE_AS_TUPLE_WARNING, Kind, ReadIndex, Step
 
-__all__ = ["SEQUENCE_AS_TUPLE_WARNING", "IndexPlan", "Kind", "Step", "as_value"]
+__all__ = ["SEQUENCE_AS_TUPLE_WARNING", "IndexPlan", "Kind", "Step"]
 
 _LONG = torch.long
 #: Above this many elements, positions are summed from one grid per
@@ -90,6 +90,7 @@ class IndexPlan(ReadIndex):
         # ReadIndex's fields set here, not through super(): every recipe plans first
         self.shape, self.device, self.index, self.kind = shape, device, index, kind
         self._steps, self._new_axes = steps, new_axes
+        self.uint8_mask = False
         self._positions: Tensor | None = None
         self._mask: Tensor | None = None
         self._result_shape: torch.Size | None = None
@@ -144,6 +145,8 @@ class IndexPlan(ReadIndex):
                 self._result_shape = self._positions.shape
             elif self.kind == "boolean":
                 mask = self.index[0]
+                if _is_batched(mask):
+                    raise RuntimeError(_BATCHED_MASK_SHAPE)
                 self._result_shape = torch.Size((int(mask.sum()),)) + self.shape[mask.ndim :]
             else:
                 tensors = self.index_tensors()
@@ -217,7 +220,9 @@ class IndexPlan(ReadIndex):
             if type(item) is slice:
                 start, stop, step = item.indices(shape[dim])
                 offset += start * strides[dim]
-                kept.append((strides[dim] * step, len(range(start, max(stop, start), step))))
+                length = len(range(start, max(stop, start), step))
+                # one element: its step is not needed (and 2**62 times a stride is past int64)
+                kept.append((strides[dim] * step if length > 1 else strides[dim], length))
             else:
                 offset += (item % shape[dim]) * strides[dim]
             dim += 1
@@ -245,6 +250,18 @@ class IndexPlan(ReadIndex):
         if numel <= _ONE_GRID_MAX:
             grid = torch.arange(numel, device=self.device).view(self.shape)
             return grid[self.index]
+        return self.positions_per_dimension()
+
+    def positions_per_dimension(self) -> Tensor:
+        """:meth:`flat_positions` with no tensor of ``x``'s size: torch indexes one
+        expanded ``arange`` per dimension (stride 0 elsewhere, nothing allocated
+        but the result), and the terms times each dimension's stride are summed:
+        one indexing per dimension instead of one, no int64 grid of ``x``'s size.
+
+        >>> IndexPlan.of(torch.zeros(3, 4), (torch.tensor([2, 0]), slice(1, 3))).positions_per_dimension()
+        tensor([[ 9, 10],
+                [ 1,  2]])
+        """
         flat = None
         for dim, stride in enumerate(_contiguous_strides(self.shape)):
             size = self.shape[dim]
@@ -271,6 +288,8 @@ class IndexPlan(ReadIndex):
             return out
         if kind == "boolean":
             given: Tensor = self.index[0]
+            if given.device != self.device:  # setitem takes a CPU mask for a meta x, where can't
+                given = given.to(self.device)
             if given.ndim != len(self.shape):
                 given = given.view(given.shape + (1,) * (len(self.shape) - given.ndim))
             return given if dtype is torch.bool else given.to(dtype)
@@ -322,6 +341,8 @@ class IndexPlan(ReadIndex):
         """
         if value.numel() == 1 and self.kind != "advanced":  # one element always fits
             return value if value.ndim == 0 else value.reshape(())
+        if self.kind == "boolean" and _is_batched(self.index[0]):
+            return self._spread_by_rank(value)
         value = self.fit(value)
         if self.kind == "basic" and _ints_only(self.steps):
             for axis in reversed(self.new_axes):
@@ -332,10 +353,37 @@ class IndexPlan(ReadIndex):
         zeros = torch.zeros(self.shape.numel(), dtype=value.dtype, device=value.device)
         return zeros.index_put((self.flat_positions(),), value).view(self.shape)
 
+    def _spread_by_rank(self, value: Tensor) -> Tensor:
+        """:meth:`spread` for a mask that ``vmap`` batches: no ``nonzero`` (its
+        size differs per example), but each written position's rank among
+        the mask's True entries (a ``cumsum``) picks its entry of ``value``.
+
+        The count of True entries cannot be compared with the value's length
+        in Python under ``vmap``; where they differ, every position picks an
+        entry past the end, so that ``index_select`` raises (``RuntimeError:
+        index ... is out of bounds``) instead of writing a wrong value.
+        """
+        mask: Tensor = self.index[0]
+        rest = len(self.shape) - mask.ndim
+        value = self.fit(value)
+        if value.ndim <= rest or value.shape[0] == 1:  # the same entries for every position
+            return value.squeeze(0) if value.ndim > rest else value
+        flat = mask.reshape(-1)
+        n = value.shape[0]
+        rank = torch.where(flat, flat.cumsum(0) - 1, n)  # unwritten positions: the padding
+        rank = torch.where(flat.sum() == n, rank, n + 1)  # another count: out of range
+        padded = torch.cat([value, value.new_zeros((1, *value.shape[1:]))])
+        picked = padded.index_select(0, rank)
+        return picked.view(mask.shape + picked.shape[1:])
+
     def fit(self, value: Tensor) -> Tensor:
         """``value`` broadcast to the shape of ``x[index]``, as setitem does.
 
         Raise torch's ``RuntimeError`` naming both shapes when it does not fit.
+        For a mask that ``vmap`` batches (each example's ``x[mask]`` has its
+        own length) the value is returned without broadcasting, its trailing
+        dimensions checked (its length along the mask is checked by
+        :meth:`spread`).
 
         >>> plan = IndexPlan.of(torch.zeros(3), slice(None))
         >>> plan.fit(torch.ones(2))
@@ -343,6 +391,8 @@ class IndexPlan(ReadIndex):
             ...
         RuntimeError: shape mismatch: value tensor of shape [2] cannot be broadcast to indexing result of shape [3]
         """
+        if self.kind == "boolean" and _is_batched(self.index[0]):
+            return _fit_batched_mask(value, self.shape[self.index[0].ndim :])
         target = self.result_shape
         if value.ndim == 0:  # fits anything
             return torch.broadcast_to(value, target)
@@ -364,6 +414,14 @@ class IndexPlan(ReadIndex):
         if shape != value.shape:
             value = value.reshape(shape)
         return torch.broadcast_to(value, target)  # Tensor.expand parses a Size slowly
+
+    def mask_batched(self) -> bool:
+        """Whether the index is one mask that ``vmap`` batches.
+
+        >>> IndexPlan.of(torch.zeros(3), torch.tensor([True, False, True])).mask_batched()
+        False
+        """
+        return self.kind == "boolean" and _is_batched(self.index[0])
 
     def has_duplicates(self) -> bool:
         """Whether two elements of ``x[index]`` are the same element of ``x``.
@@ -393,6 +451,30 @@ class IndexPlan(ReadIndex):
         return not _is_batched(self.flat_positions())
 
 
+#: Why ``x[mask].shape`` cannot be known under ``vmap`` with a batched mask.
+_BATCHED_MASK_SHAPE = (
+    "the shape of x[mask] is not known for a mask batched by vmap (each example's mask "
+    "selects its own number of elements); write through it with recipe 'where' or 'mask'"
+)
+
+
+def _fit_batched_mask(value: Tensor, rest: torch.Size) -> Tensor:
+    """:meth:`IndexPlan.fit` for a mask batched by ``vmap``: setitem's rule for
+    the dimensions after the mask's (``rest``), leading ones dropped."""
+    shape = value.shape
+    while len(shape) > len(rest) + 1 and shape[0] == 1:  # setitem drops leading 1s
+        shape = shape[1:]
+    ok = len(shape) <= len(rest) + 1 and all(
+        s == 1 or s == t for s, t in zip(reversed(shape), reversed(rest), strict=False)
+    )
+    if not ok:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast "
+            f"to indexing result of shape [n, {', '.join(map(str, rest))}] (n: the mask's count)"
+        )
+    return value.reshape(shape) if len(shape) != value.ndim else value
+
+
 def _shape_mismatch(value: Tensor, target: torch.Size) -> str:
     return (
         f"shape mismatch: value tensor of shape {list(value.shape)} cannot be "
@@ -415,49 +497,11 @@ def _fit_traced(value: Tensor, target: torch.Size) -> Tensor:
     if len(shape) > len(target):
         raise RuntimeError(_shape_mismatch(value, target))
     for s, t in zip(reversed(shape), reversed(target), strict=False):
-        if s != 1:  # the value's own size: known, or guarded as torch guards it
+        # the value's own size: known, or guarded as torch guards it; a size known only
+        # at run time (``fn(x[mask])`` in ``at().apply``) is taken as not 1, as torch's
+        # own broadcasting takes an unbacked size (no guard on it)
+        if guard_or_true(s != 1):
             torch._check(s == t, lambda: _TRACED_MISMATCH)  # type: ignore[no-untyped-call]
     if len(shape) != value.ndim:
         value = value.reshape(shape)
     return torch.broadcast_to(value, target)
-
-
-def as_value(value: Any, x: Tensor) -> Tensor:
-    """``value`` as a tensor of ``x``'s dtype and device, as setitem casts it.
-
-    A number becomes a new 0-d tensor on every call (nothing is kept).
-    Gradients flow through the cast, so a float64 value that requires grad
-    still receives its gradient when written into a float32 ``x``. (Setitem
-    casts too for ints and slices and for one element through a mask, but
-    refuses another dtype with index tensors; so do the recipes, which check
-    before they cast.)
-
-    >>> as_value(2.7, torch.zeros(2, dtype=torch.int64))
-    tensor(2)
-    """
-    if type(value) is float:  # the common value, first
-        return torch.scalar_tensor(value, dtype=x.dtype, device=x.device)
-    if isinstance(value, Tensor):
-        if value.is_complex() and not x.is_complex():
-            raise TypeError(
-                f"cannot write a {value.dtype} value into a {x.dtype} tensor: "
-                "the imaginary part would be lost"
-            )
-        if value.layout is not torch.strided:
-            raise TypeError(f"value must be a strided (dense) tensor, not {value.layout}")
-        return value.to(dtype=x.dtype, device=x.device)
-    if isinstance(value, complex) and not x.is_complex():
-        raise TypeError(f"cannot write a complex value into a {x.dtype} tensor")
-    if not isinstance(value, (bool, int, float, complex)):
-        try:  # NumPy integers, which setitem takes too
-            value = operator.index(value)
-        except TypeError:
-            raise TypeError(
-                f"value must be a Python number or a torch.Tensor, got {type(value).__name__}"
-            ) from None
-    if type(value) is int and not -(1 << 63) <= value < (1 << 63):
-        raise ValueError(  # setitem reads a Python int as an int64 first, for every dtype
-            f"value {value} does not fit in int64, as setitem requires "
-            "(torch: Overflow when unpacking long long)"
-        )
-    return torch.scalar_tensor(value, dtype=x.dtype, device=x.device)

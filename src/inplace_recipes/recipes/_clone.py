@@ -7,9 +7,9 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from .._indexing import IndexPlan, as_value
-from ._checks import checked_value, refuse_other_dtype
+from .._indexing import IndexPlan
 from ._record import OneLiner, RecipeRecord
+from ._value import setitem_value
 
 __all__ = ["RECORD", "clone_setitem"]
 
@@ -21,9 +21,11 @@ def clone_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
     saves nothing for backward; with index tensors or a mask it is
     ``IndexPutBackward0``, which saves them. The index is planned only if setitem refuses it, so that the
     error is the one every recipe gives; on small tensors planning costs more
-    than the write. Pitfall: under ``torch.func.vmap`` with a batched ``value`` and
-    an unbatched ``x`` the write fails, since the clone has no batch
-    dimension to receive it.
+    than the write. Pitfall: under ``torch.func.vmap`` the write fails with a
+    batched ``value`` or index tensor and an unbatched ``x``, since the clone
+    has no batch dimension to receive it, and with a batched mask in every
+    case (torch 2.13's setitem cannot batch a boolean index); ``where`` takes
+    both.
 
     >>> clone_setitem(torch.zeros(2, 2), (0, 1), 3.0)
     tensor([[0., 3.],
@@ -36,19 +38,17 @@ def clone_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
         raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
     if x.layout is not torch.strided:
         IndexPlan.of(x, index)  # torch's own message for sparse tensors
-    if isinstance(value, Tensor) and value.dtype is not x.dtype:  # as every recipe does
-        refuse_other_dtype(x, index, IndexPlan.of(x, index), value)
-    v = value if type(value) in (bool, int, float) else as_value(value, x)
     y = x.clone()
     try:
-        y[index] = v
-    except (IndexError, RuntimeError, TypeError, ValueError):
+        y[index] = value
+    except (IndexError, RuntimeError, TypeError, ValueError, NotImplementedError):
         # Plan the index only now: it costs more than the write itself on
         # small tensors, and gives the same clear error every recipe gives.
         try:
             plan = IndexPlan.of(x, index)
-            checked_value(plan, x, value)
-            refuse_other_dtype(x, index, plan, value)
+            v = setitem_value(x, index, plan, value)  # a tensor: no numbers asked for
+            if isinstance(v, Tensor) and v.numel() != 1:
+                plan.fit(v)
         except Exception as clear:
             raise clear from None
         raise
@@ -71,10 +71,12 @@ RECORD = RecipeRecord(
     write=clone_setitem,
     planned=False,
     line="y = x.clone(); y[i] = v",
-    pitfall="fails under `vmap` with a batched value",
+    pitfall="fails under `vmap` with a batched mask, and with a batched value or index "
+    "tensor when `x` is not batched",
     pitfall_claims=(),
     one_liner=OneLiner(
         "inplace_on_clone", inplace_on_clone, {"basic": "y = x.clone(); y[index] = v"}
     ),
-    not_under_transforms="vmap refuses setitem into a clone for a batched value",
+    not_under_transforms="vmap refuses setitem into a clone for a batched value or index, "
+    "and through a batched mask",
 )

@@ -8,7 +8,6 @@ import torch
 from torch import Tensor
 
 from .._indexing import IndexPlan
-from ._checks import checked_value
 from ._one_liners import form_of, scalar
 from ._record import OneLiner, RecipeRecord
 
@@ -40,7 +39,9 @@ def _index_put(x: Tensor, index: Any, value: Any, plan: IndexPlan) -> Tensor:
     >>> index_put(torch.zeros(4), torch.tensor([3, 0]), torch.tensor([1.0, 2.0]))
     tensor([2., 0., 0., 1.])
     """
-    v = checked_value(plan, x, value)
+    v = value
+    if v.numel() != 1:  # torch's shape error when it does not fit
+        plan.fit(v)
     if plan.kind == "boolean" and x.ndim:  # a 0-d mask of a 0-d x: flat, below
         # one element as 0-d: a (1, 1) value's gradient must come back as (1, 1)
         return x.index_put((plan.index[0],), plan.fit(v) if v.numel() != 1 else v.reshape(()))
@@ -164,6 +165,8 @@ RECORD = RecipeRecord(
     "a gradient (`accumulate=True` adds)",
     pitfall_claims=("index_put_duplicate_positions_value_grad",),
     duplicates="kernel order",
+    not_with_batched_masks="torch 2.13 has no vmap rule for index_put with a boolean index: "
+    "its shape depends on each example's mask",
     one_liner=OneLiner(
         "raw_index_put",
         _raw_index_put,

@@ -7,8 +7,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from .._indexing import IndexPlan, as_value
-from ._checks import plain_float
+from .._indexing import IndexPlan
 from ._one_liners import form_of, marked
 from ._record import OneLiner, RecipeRecord
 
@@ -47,7 +46,7 @@ def _mask_blend(x: Tensor, index: Any, value: Any, plan: IndexPlan) -> Tensor:
     >>> mask_blend(torch.ones(3), 1, 5.0)
     tensor([1., 5., 1.])
     """
-    if plain_float(x, value):  # x * (1 - m) + value * m, the product in x's dtype
+    if type(value) is float:  # x * (1 - m) + value * m, the product in x's dtype
         # torch 2.13's forward AD gives add(..., alpha=float) a float64 tangent when
         # ``other`` is bool, or both are 0-d: weights in x's dtype, and 0-d as (1,)
         # (alpha, not a product, so that torch's overflow error for the value stays)
@@ -64,8 +63,7 @@ def _mask_blend(x: Tensor, index: Any, value: Any, plan: IndexPlan) -> Tensor:
     else:  # bool weights: x's dtype wins the promotion (0-d values are tensors below)
         put = plan.mask()
         keep = ~put
-    v = as_value(value, x)
-    spread = plan.spread(v)
+    spread = plan.spread(value)
     if x.dtype == torch.bool:
         return (x & keep) | (spread & put)
     return x * keep + spread * put
@@ -93,6 +91,7 @@ def _raw_mask(x: Tensor, index: Any, v: Any) -> Tensor:
 RECORD = RecipeRecord(
     name="mask",
     write=_mask_blend,
+    takes_numbers=True,
     line="k = m.to(x.dtype); y = x * (1 - k) + v * k",
     pitfall="a non-finite value turns every other element into `nan`; `inf`/`nan` at a written "
     "position become `nan`; saves a full-size mask (two if the value requires grad)",

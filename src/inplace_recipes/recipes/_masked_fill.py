@@ -7,8 +7,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from .._indexing import IndexPlan, as_value
-from ._checks import plain_float
+from .._indexing import IndexPlan
 from ._errors import NotApplicable
 from ._one_liners import form_of, marked
 from ._record import OneLiner, RecipeRecord
@@ -20,7 +19,11 @@ def _masked_fill(x: Tensor, index: Any, value: Any, plan: IndexPlan) -> Tensor:
     """``x.masked_fill(mask, value)``.
 
     Writes a single value (a number or a one-element tensor, which receives
-    its gradient); it raises ``ValueError`` for a tensor of values.
+    its gradient); it raises ``ValueError`` for a tensor of values. A
+    one-element value of another dtype than ``x``'s that requires grad,
+    written through ints and slices, is written with ``torch.where`` instead:
+    setitem sums its gradient over the written positions in the value's own
+    dtype (``copy_`` casts after it broadcasts), which ``masked_fill`` cannot.
 
     Duplicates: a mask names each position once, so with index tensors that
     name a position twice a value that requires grad would get a smaller
@@ -39,9 +42,11 @@ def _masked_fill(x: Tensor, index: Any, value: Any, plan: IndexPlan) -> Tensor:
     tensor([[0., 9., 0.],
             [0., 9., 0.]])
     """
-    if plain_float(x, value):
+    if type(value) is float:
         return x.masked_fill(plan.mask(), value)
-    return x.masked_fill(plan.mask(), as_value(value, x).reshape(()))
+    if value.numel() != 1:  # one value of another dtype that requires grad, laid over x[index]
+        return torch.where(plan.mask(), plan.spread(value), x)  # by setitem's rule: cast last
+    return x.masked_fill(plan.mask(), value.reshape(()))
 
 
 def _raw_masked_fill(x: Tensor, index: Any, v: Any) -> Tensor:
@@ -54,6 +59,7 @@ def _raw_masked_fill(x: Tensor, index: Any, v: Any) -> Tensor:
 RECORD = RecipeRecord(
     name="masked_fill",
     write=_masked_fill,
+    takes_numbers=True,
     single_value=True,
     instead="'where' or 'index_put'",
     duplicates="refused for a value that requires grad",

@@ -28,7 +28,7 @@ from typing import Any, Literal, cast
 
 from torch import Tensor
 
-from .._indexing import IndexPlan, Kind, as_value
+from .._indexing import IndexPlan, Kind
 from ._errors import NotApplicable, UnsupportedIndexError, UnsupportedValueError
 from ._start import Recipe, Write, planned
 
@@ -96,6 +96,12 @@ class RecipeRecord:
     single_value: bool = False
     #: What the recipe's refusals point to instead.
     instead: str = "'index_put' or 'where'"
+    #: Whether ``write`` takes a Python float as it is (for a float32 or float64
+    #: ``x``; any other value comes as a tensor of ``x``'s dtype, see
+    #: :func:`~inplace_recipes.recipes._value.setitem_value`).
+    takes_numbers: bool = False
+    #: Why it refuses a mask that ``vmap`` batches (empty: it writes through one).
+    not_with_batched_masks: str = ""
     #: Where it does not give setitem's answer although it runs (empty: nowhere):
     #: the documented exception to the rule "exact, or a clear error".
     #: :func:`~inplace_recipes.best_recipe` never picks such a recipe.
@@ -125,6 +131,16 @@ class RecipeRecord:
             self.index_kinds != ALL_KINDS
             or self.single_value
             or self.duplicates == "refused for a value that requires grad"
+            or bool(self.not_with_batched_masks)
+        )
+
+    @property
+    def refuses_only_batched_masks(self) -> bool:
+        """Whether the one write the record declares refused is through a mask batched by vmap."""
+        return (
+            self.index_kinds == ALL_KINDS
+            and not self.single_value
+            and self.duplicates != "refused for a value that requires grad"
         )
 
     @property
@@ -146,16 +162,18 @@ class RecipeRecord:
         found = self._refused(plan, value)
         return None if found is None else found[0]
 
-    def refuse(self, plan: IndexPlan, x: Tensor, value: Any) -> None:
-        """Raise what :meth:`refusal` names, after torch's own index and shape errors."""
+    def refuse(self, plan: IndexPlan, value: Any, written: Tensor | float) -> None:
+        """Raise what :meth:`refusal` names for ``value``, after torch's own index and
+        shape errors; ``written`` is what setitem makes of ``value``
+        (:func:`~inplace_recipes.recipes._value.setitem_value`)."""
         found = self._refused(plan, value)
         if found is None:
             return
         error, message = found
-        plan.check()  # torch's error for index tensors that do not fit, first
-        v = as_value(value, x)
-        if v.numel() != 1:
-            plan.fit(v)  # a value that does not fit is torch's shape error next
+        if not plan.mask_batched():
+            plan.check()  # torch's error for index tensors that do not fit, first
+        if isinstance(written, Tensor) and written.numel() != 1:
+            plan.fit(written)  # a value that does not fit is torch's shape error next
         raise error(message)
 
     def _refused(self, plan: IndexPlan, value: Any) -> tuple[type[NotApplicable], str] | None:
@@ -165,6 +183,11 @@ class RecipeRecord:
             )
             return UnsupportedIndexError, (
                 f"recipe {self.name!r} takes only {kinds} ({plan.kind} index); use {self.instead}"
+            )
+        if self.not_with_batched_masks and plan.mask_batched():
+            return UnsupportedIndexError, (
+                f"recipe {self.name!r} cannot write through a mask batched by torch.func.vmap "
+                f"({self.not_with_batched_masks}); use 'where'"
             )
         tensor = isinstance(value, Tensor)
         if self.single_value and tensor and value.numel() != 1:

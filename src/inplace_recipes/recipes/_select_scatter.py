@@ -7,11 +7,11 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from .._indexing import IndexPlan, as_value
-from ._checks import in_transform
+from .._indexing import IndexPlan
 from ._errors import NotApplicable
 from ._one_liners import form_of, scalar
 from ._record import OneLiner, RecipeRecord
+from ._value import in_transform
 
 __all__ = ["RECORD", "select_scatter"]
 
@@ -40,7 +40,7 @@ def _select_scatter(x: Tensor, index: Any, value: Any, plan: IndexPlan) -> Tenso
     if type(value) is float:  # as a user writes it: torch.full(shape, value), x's dtype and device
         part = x.new_full(plan.written_shape, value)
     else:
-        part = plan.fit(as_value(value, x))  # torch's shape error if it does not fit
+        part = plan.fit(value)  # torch's shape error if it does not fit
         for axis in reversed(plan.new_axes):
             part = part.squeeze(axis)
     steps = plan.steps
@@ -99,6 +99,7 @@ def _raw_select_scatter(x: Tensor, index: Any, v: Any) -> Tensor:
 RECORD = RecipeRecord(
     name="select_scatter",
     write=_select_scatter,
+    takes_numbers=True,
     index_kinds=frozenset({"basic"}),
     line="y = x.select_scatter(v, 0, i)",
     pitfall="ints and slices only; under `vmap` this line's gradient to the value is "

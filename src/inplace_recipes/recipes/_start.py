@@ -6,11 +6,15 @@ A planned recipe is a function ``write(x, index, value, plan)``; its record
 
 1. plans the index (:meth:`IndexPlan.of <inplace_recipes._indexing.IndexPlan.of>`:
    torch's errors for a bad int, slice or mask);
-2. raises where setitem raises for a value of another dtype
-   (:func:`~inplace_recipes.recipes._checks.refuse_other_dtype`);
-3. writes a uint16, uint32 or uint64 ``x`` through a signed view, as setitem
+2. on the meta device, with an index tensor, writes with setitem itself
+   (:func:`_on_meta`);
+3. makes the value what setitem makes of it, or raises setitem's error
+   (:func:`~inplace_recipes.recipes._value.setitem_value`, the one rule for
+   the value: ``write`` receives a tensor of ``x``'s dtype and device, or a
+   float where the record says the recipe takes numbers);
+4. writes a uint16, uint32 or uint64 ``x`` through a signed view, as setitem
    writes it (:func:`_wide_unsigned`);
-4. refuses what the record says the recipe does not take, after torch's own
+5. refuses what the record says the recipe does not take, after torch's own
    index and shape errors (:meth:`RecipeRecord.refuse
    <inplace_recipes.recipes.RecipeRecord.refuse>`);
 
@@ -25,8 +29,8 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 from torch import Tensor
 
-from .._indexing import IndexPlan, as_value
-from ._checks import checked_value, refuse_other_dtype
+from .._indexing import IndexPlan
+from ._value import FLOAT_DTYPES, setitem_value
 
 if TYPE_CHECKING:
     from ._record import RecipeRecord
@@ -51,17 +55,26 @@ def planned(record: RecipeRecord) -> Recipe:
     ``record.write``.
     """
     write = cast(Write, record.write)
-    refuses = record.refuses_anything
+    numbers = record.takes_numbers
+    # the refusals that any write may meet, and the one only a mask batched by vmap meets
+    refuses = record.refuses_anything and not (
+        record.not_with_batched_masks and record.refuses_only_batched_masks
+    )
+    batched_masks = bool(record.not_with_batched_masks)
 
     def recipe(x: Tensor, index: Any, value: Any) -> Tensor:
         plan = IndexPlan.of(x, index)
-        if isinstance(value, Tensor) and value.dtype is not x.dtype:
-            refuse_other_dtype(x, index, plan, value)
+        if plan.kind != "basic" and x.is_meta:
+            return _on_meta(x, index, value)
+        if type(value) is float and numbers and x.dtype in FLOAT_DTYPES and not plan.uint8_mask:
+            v: Tensor | float = value  # setitem_value's first case, without the call
+        else:
+            v = setitem_value(x, index, plan, value, numbers=numbers)
         if x.dtype in SIGNED_OF:
-            return _wide_unsigned(recipe, plan, x, index, value)
-        if refuses:
-            record.refuse(plan, x, value)
-        return write(x, index, value, plan)
+            return _wide_unsigned(recipe, plan, x, index, v)
+        if refuses or (batched_masks and plan.mask_batched()):
+            record.refuse(plan, value, v)
+        return write(x, index, v, plan)
 
     recipe.__doc__ = write.__doc__
     recipe.__name__ = recipe.__qualname__ = write.__name__.lstrip("_")
@@ -69,9 +82,28 @@ def planned(record: RecipeRecord) -> Recipe:
     return recipe
 
 
+def _on_meta(x: Tensor, index: Any, value: Any) -> Tensor:
+    """A write through index tensors into a meta ``x``: setitem itself.
+
+    A meta tensor has no data, so nothing a recipe computes can differ from
+    setitem's result but its shape, dtype and device, and torch's meta kernels
+    check no more than those (not a mask's count, nor the value's dtype for
+    ``index_put_``): the recipes' forms that read an index's data (a mask's
+    count, ``nonzero``) cannot run there, and setitem is the answer.
+
+    >>> from inplace_recipes import where
+    >>> where(torch.zeros(3, device="meta"), torch.tensor([True, False, True], device="meta"), 1.0)
+    tensor(..., device='meta', size=(3,))
+    """
+    y = x.clone()
+    y[index] = value
+    return y
+
+
 def _wide_unsigned(recipe: Recipe, plan: IndexPlan, x: Tensor, index: Any, value: Any) -> Tensor:
     """``recipe`` on a uint16, uint32 or uint64 ``x``, as setitem writes it.
 
+    ``value`` is already setitem's (:func:`~inplace_recipes.recipes._value.setitem_value`).
     Ints, slices, ``...``, ``None``, 0-d integer tensors and a lone bool go
     through the recipe on a view of ``x`` as the signed dtype of the same
     width (its kernels exist; integers have no gradient). A mask or index
@@ -88,13 +120,15 @@ def _wide_unsigned(recipe: Recipe, plan: IndexPlan, x: Tensor, index: Any, value
     NotImplementedError: "masked_fill" not implemented for 'UInt32'
     """
     lone_bool = index is True or index is False  # setitem copies or skips: no kernel
+    v = value if isinstance(value, Tensor) else torch.scalar_tensor(value, dtype=x.dtype)
     if not lone_bool and any(
         isinstance(i, Tensor) and (i.ndim or i.dtype == torch.bool) for i in plan.index
     ):
-        checked_value(plan, x, value)  # torch's index and shape errors come first
+        if v.numel() != 1:
+            plan.fit(v)  # torch's index and shape errors come first
         y = x.clone()
-        y[index] = value if type(value) in (bool, int, float) else as_value(value, x)
+        y[index] = v
         return y
     signed = SIGNED_OF[x.dtype]
-    written = recipe(x.view(signed), index, as_value(value, x).view(signed))
+    written = recipe(x.view(signed), index, v.view(signed))
     return written.view(x.dtype)

@@ -7,8 +7,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from .._indexing import IndexPlan, as_value
-from ._checks import plain_float
+from .._indexing import IndexPlan
 from ._one_liners import form_of, marked
 from ._record import OneLiner, RecipeRecord
 
@@ -34,12 +33,9 @@ def _where(x: Tensor, index: Any, value: Any, plan: IndexPlan) -> Tensor:
     >>> where(torch.ones(3), torch.tensor([True, False, True]), 0.0)
     tensor([0., 1., 0.])
     """
-    if plain_float(x, value):
+    if type(value) is float:
         return torch.where(plan.mask(), value, x)
-    v = as_value(value, x)
-    if v.numel() != 1:
-        plan.fit(v)
-    return torch.where(plan.mask(), plan.spread(v), x)
+    return torch.where(plan.mask(), plan.spread(value), x)
 
 
 def _raw_where(x: Tensor, index: Any, v: Any) -> Tensor:
@@ -50,6 +46,7 @@ def _raw_where(x: Tensor, index: Any, v: Any) -> Tensor:
 RECORD = RecipeRecord(
     name="where",
     write=_where,
+    takes_numbers=True,
     line="y = torch.where(m, v, x)",
     pitfall="the unselected branch gets a zero gradient, `nan` where it came from an op with an "
     "infinite derivative (`sqrt` at 0), as does any overwritten element with every recipe: "

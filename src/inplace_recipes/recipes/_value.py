@@ -1,0 +1,269 @@
+"""Setitem's rule for the value, in one place: what ``y[index] = value`` makes of it.
+
+Torch's setitem takes one of three paths, chosen by the index and the value,
+and each casts (or refuses) a value its own way (:func:`setitem_path`):
+
+``"copy"``
+    ints, slices, ``...``, ``None`` and a lone Python bool: ``copy_`` into
+    the view, which broadcasts, then casts any dtype (a complex value into a
+    real ``x`` with torch's warning, dropping the imaginary part). Backward
+    casts the gradient to the value's dtype before it sums it over the
+    positions the value was broadcast to.
+``"masked_fill"``
+    one mask of at least one dimension and a one-element value on the CPU:
+    ``index_put_`` hands it to ``masked_fill_``, which reads the value as a
+    number and converts it with an overflow check (``value cannot be
+    converted to type uint8_t without overflow``); a uint8 mask raises there.
+``"index_put"``
+    anything else with index tensors: ``index_put_``, which requires ``x``'s dtype.
+
+:func:`setitem_value` applies the rule; every recipe receives its value from
+it (the shared start, :mod:`~inplace_recipes.recipes._start`), and
+:func:`~inplace_recipes.at` hands the results of its ops to the recipes (or
+to it) in turn. A Python number becomes a tensor of ``x``'s dtype by torch's
+own conversion (``torch.scalar_tensor``, which raises where setitem raises:
+``256`` into uint8, a complex number into a real ``x``); a float into
+float32 or float64 stays a number for the recipes whose record says they take
+numbers (torch writes it exactly so).
+
+>>> import torch
+>>> from inplace_recipes import RECIPES
+>>> m = torch.tensor([True, False, True])
+>>> RECIPES["where"](torch.zeros(3, dtype=torch.uint8), m, torch.tensor(-3.0))
+Traceback (most recent call last):
+    ...
+RuntimeError: value cannot be converted to type uint8_t without overflow
+>>> RECIPES["where"](torch.zeros(3, dtype=torch.uint8), 0, torch.tensor(-3.0))  # copy_ wraps
+tensor([253,   0,   0], dtype=torch.uint8)
+
+The ``"masked_fill"`` path's checked conversion is ``masked_fill`` itself, in
+the graph: it raises where torch's own setitem raises, in eager mode and under
+``torch.compile`` with the ``aot_eager`` backend, and casts without a check
+under inductor, as inductor does for torch's own setitem. Under ``vmap`` with
+``x`` or the value batched, torch's ``index_put_`` has no ``masked_fill_``
+path: it requires ``x``'s dtype, and so does the rule.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Literal, cast
+
+import torch
+from torch import Tensor
+
+from .._indexing import IndexPlan
+
+__all__ = ["FLOAT_DTYPES", "Path", "in_transform", "setitem_path", "setitem_value"]
+
+#: Dtypes that a Python float is written into exactly as setitem writes it,
+#: so a recipe that takes numbers is handed it as it is, with no tensor to build.
+FLOAT_DTYPES = (torch.float32, torch.float64)
+
+Path = Literal["copy", "masked_fill", "index_put"]
+
+_STRIDED = torch.strided
+_INT64 = 1 << 63
+_UINT64 = torch.uint64
+_DISABLED = torch._C._disabled_torch_function_impl
+_current_level = torch._C._functorch.maybe_current_level
+_is_batched = torch._C._functorch.is_batchedtensor
+#: torch 2.13's own message, from ``masked_fill_`` (``index_put_`` hands it a
+#: uint8 mask with a one-element value).
+_UINT8_MASKED_FILL = (
+    "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
+)
+
+
+def in_transform() -> bool:
+    """Whether a ``torch.func`` transform (``vmap``, ``grad``, ``jvp``, ...) is active."""
+    return _current_level() is not None
+
+
+def setitem_value(
+    x: Tensor, index: Any, plan: IndexPlan, value: Any, *, numbers: bool = False
+) -> Tensor | float:
+    """``value`` as setitem writes it into ``x[index]``, or setitem's error.
+
+    A tensor of ``x``'s dtype, on its device, of the plain ``Tensor`` type (a
+    value of a ``__torch_function__`` subclass is unwrapped with
+    ``as_subclass``, which keeps it in the graph, so that the result has
+    ``x``'s type as setitem's has); its shape is the value's own, or, for a
+    value that requires grad cast on the ``"copy"`` path, that of ``x[index]``
+    (the cast follows the broadcast, as in ``copy_``). With
+    ``numbers``, a float for a float32 or float64 ``x`` is returned as it is.
+    Errors are torch's own, class and message.
+
+    >>> plan = IndexPlan.of(torch.zeros(3), [0, 2])
+    >>> setitem_value(torch.zeros(3), [0, 2], plan, 2.5)
+    tensor(2.5000)
+    >>> setitem_value(torch.zeros(3), [0, 2], plan, torch.tensor([1.0, 2.0], dtype=torch.float64))
+    Traceback (most recent call last):
+        ...
+    RuntimeError: Index put requires the source and destination dtypes match, got Float for the destination and Double for the source. (setitem casts ...)
+    """
+    tp = type(value)
+    if tp is float and not plan.uint8_mask:  # the common values, first
+        if numbers and x.dtype in FLOAT_DTYPES:
+            return cast(float, value)
+        return torch.scalar_tensor(value, dtype=x.dtype, device=x.device)
+    if (
+        tp is Tensor
+        and value.dtype is x.dtype
+        and value.layout is _STRIDED
+        and not plan.uint8_mask
+        and value.device == x.device
+    ):
+        return cast(Tensor, value)
+    if not isinstance(value, Tensor):
+        number = _number(value, x.dtype)
+        if plan.uint8_mask and setitem_path(x, index, plan, 1, True) == "masked_fill":
+            raise RuntimeError(_UINT8_MASKED_FILL)
+        if numbers and type(number) is float and x.dtype in FLOAT_DTYPES:
+            return number
+        return torch.scalar_tensor(number, dtype=x.dtype, device=x.device)
+    return _tensor_value(x, index, plan, value)
+
+
+def setitem_path(x: Tensor, index: Any, plan: IndexPlan, numel: int, on_cpu: bool) -> Path:
+    """Which of torch's paths setitem takes for a value of ``numel`` elements
+    (on the CPU or not) written into ``x[index]`` (see the module docstring).
+
+    Ints, slices, ``...`` and ``None`` (and a lone Python bool) copy. With an
+    index tensor (a list, an array, a 0-d bool tensor or a bool inside a
+    tuple included) setitem calls ``index_put_``, which hands one mask of at
+    least one dimension and a one-element value on the CPU to ``masked_fill_``
+    (under ``vmap`` with ``x`` or the value batched, torch 2.13's batching rule
+    for ``index_put_`` does not: ``on_cpu`` is false there).
+
+    >>> plan = IndexPlan.of(torch.zeros(3), torch.tensor([True, False, True]))
+    >>> setitem_path(torch.zeros(3), plan.index, plan, 1, True), setitem_path(torch.zeros(3), plan.index, plan, 2, True)
+    ('masked_fill', 'index_put')
+    """
+    if plan.kind == "basic" or index is True or index is False:
+        return "copy"
+    tensors = [i for i in plan.index if isinstance(i, Tensor) and (i.ndim or i.dtype is torch.bool)]
+    if not tensors:  # several '...': no tensor, a copy
+        return "copy"
+    if numel != 1 or not on_cpu or len(tensors) != 1:
+        return "index_put"
+    mask = tensors[0]
+    return "masked_fill" if mask.ndim > 0 and mask.dtype is torch.bool else "index_put"
+
+
+def _number(value: Any, dtype: torch.dtype) -> bool | int | float | complex:
+    """A Python number as setitem reads it for an ``x`` of ``dtype`` (NumPy
+    integers too), or torch's error.
+
+    An int outside int64, or any negative int for a uint64 ``x``, is read by
+    the running torch's own setitem, on a one-element scratch tensor: torch
+    2.13 reads every int as an int64 (``ValueError: Overflow when unpacking
+    long long`` past it; ``-1`` wraps into uint64), torch 2.14 reads one for a
+    uint64 ``x`` as a uint64 (``2**63`` to ``2**64 - 1`` written, ``OverflowError``
+    for a negative int or ``2**64``).
+
+    >>> _number(1 << 64, torch.float32)
+    Traceback (most recent call last):
+        ...
+    ValueError: Overflow when unpacking long long
+    """
+    if not isinstance(value, (bool, int, float, complex)):
+        try:  # NumPy integers, which setitem takes too
+            value = operator.index(value)
+        except TypeError:
+            raise TypeError(
+                f"value must be a Python number or a torch.Tensor, got {type(value).__name__}"
+            ) from None
+    if type(value) is int and (not -_INT64 <= value < _INT64 or dtype is _UINT64):
+        torch.empty(1, dtype=dtype)[0] = value  # torch's reading, and its error
+    return cast("bool | int | float | complex", value)
+
+
+def _tensor_value(x: Tensor, index: Any, plan: IndexPlan, value: Tensor) -> Tensor:
+    """:func:`setitem_value` for a tensor of another dtype, device, layout or type."""
+    if type(value) is not Tensor and type(value).__torch_function__ is not _DISABLED:
+        value = value.as_subclass(Tensor)  # setitem keeps x's type; ops would take the value's
+    on_cpu = value.device.type == "cpu" and not (_is_batched(value) or _is_batched(x))
+    path = setitem_path(x, index, plan, value.numel(), on_cpu)
+    if path == "masked_fill" and plan.uint8_mask:
+        raise RuntimeError(_UINT8_MASKED_FILL)
+    if value.layout is _STRIDED and value.dtype is x.dtype:
+        return value.to(device=x.device)
+    if value.layout is _STRIDED and path == "copy":
+        if value.requires_grad and not _fills(value, plan):
+            # broadcast first, then cast, as copy_ does: backward casts the gradient to
+            # the value's dtype before it sums it over the positions it was broadcast to
+            value = plan.fit(value)
+        return value.to(dtype=x.dtype, device=x.device)
+    if value.layout is _STRIDED and path == "masked_fill":
+        # masked_fill's own checked conversion, in the graph: differentiable, and it
+        # runs where torch's runs (eager kernels, aot_eager), not where inductor
+        # writes the cast without a check (as it does for torch's own setitem)
+        true = torch.ones((), dtype=torch.bool, device=x.device)
+        return x.new_zeros(()).masked_fill(true, value.reshape(()))
+    error = _torch_error(x, index, value, path)
+    if error is not None:
+        raise error
+    return value.to(dtype=x.dtype, device=x.device)  # torch's setitem cast it after all
+
+
+def _fills(value: Tensor, plan: IndexPlan) -> bool:
+    """Whether setitem writes ``value`` into ``x[index]`` (ints and slices) without
+    broadcasting it: a value of ``x[index]``'s shape (``copy_``), or a 0-d value
+    on the CPU (``fill_``), so that the cast comes first.
+
+    Torch 2.13's ``copy_to`` (``TensorIndexing.h``) copies a value of the view's
+    shape, ``fill_``s the view with a 0-d value on the CPU, and else expands the
+    value, then copies. ``fill_``'s backward sums the gradient in ``x``'s dtype and
+    then casts it to the value's; ``copy_`` after ``expand`` casts first, then
+    sums in the value's dtype (for a float16 ``x`` and a float32 value: ``12.0``
+    and ``12.0015`` over twelve positions).
+
+    >>> plan = IndexPlan.of(torch.zeros(3, 4), 0)
+    >>> _fills(torch.tensor(1.0), plan), _fills(torch.ones(1), plan), _fills(torch.ones(4), plan)
+    (True, False, True)
+    """
+    target = plan.result_shape
+    if value.shape == target:
+        return True
+    return value.ndim == 0 and value.device.type == "cpu"
+
+
+def _torch_error(x: Tensor, index: Any, value: Tensor, path: Path) -> Exception | None:
+    """Torch's own error for writing ``value`` into ``x[index]`` (``None`` where
+    torch writes it), found by running torch's setitem on a scratch tensor of
+    ``x``'s shape, so that a shape or index error torch checks first comes
+    first; inside ``torch.func`` transforms and ``torch.compile``, where the
+    scratch write cannot run, torch's kernel for ``path`` on empty tensors. A
+    dtype mismatch says what to write instead."""
+    error: Exception | None = None
+    if in_transform() or torch.compiler.is_compiling():
+        error = _on_empty(x, value, path)
+    else:
+        scratch = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        try:
+            scratch[index] = value.detach()
+        except Exception as torch_error:  # noqa: BLE001 - torch's error is the answer
+            error = torch_error
+    if isinstance(error, RuntimeError) and "dtypes match" in str(error):
+        return RuntimeError(
+            f"{error} (setitem casts a tensor value only for ints and slices, or for "
+            "one element written through a mask; write value.to(x.dtype))"
+        )
+    return error
+
+
+def _on_empty(x: Tensor, value: Tensor, path: Path) -> Exception | None:
+    """Torch's error for ``value`` on ``path``, from its kernel on empty tensors."""
+    empty = torch.empty(0, dtype=x.dtype, device=x.device)
+    source = (
+        value.detach() if value.layout is not _STRIDED else empty.new_empty(0, dtype=value.dtype)
+    )
+    try:
+        if path == "copy":
+            empty.copy_(source)
+        else:
+            empty.index_put_((torch.empty(0, dtype=torch.long, device=x.device),), source)
+    except Exception as torch_error:  # noqa: BLE001 - torch's error is the answer
+        return torch_error
+    return None

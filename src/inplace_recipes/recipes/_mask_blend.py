@@ -28,9 +28,10 @@ def _mask_blend(x: Tensor, index: Any, value: Any, plan: IndexPlan) -> Tensor:
     with index tensors only a Python float into float32 or float64 does (a
     tensor value is scattered into zeros first). A value tensor of several
     entries with non-finite ones does the same wherever the blend lays a
-    copy of them over unwritten elements (for a row, every other row; for
-    slices, a mask or index tensors, nowhere, as it is scattered into
-    zeros). A non-finite entry of ``x`` at a written position turns that
+    copy of them over unwritten elements (for an index of ints and whole
+    slices, such as a row or a column, every other row or column; for
+    other slices, a mask or index tensors, nowhere, as it is scattered
+    into zeros). A non-finite entry of ``x`` at a written position turns that
     element into ``nan``. Float16 overflow is a non-finite value too. A
     written ``-0.0`` comes out as ``0.0`` (``0.0 + -0.0`` is ``0.0``; the
     two compare equal). For ints and slices (and index tensors with a Python

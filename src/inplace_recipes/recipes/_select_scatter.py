@@ -20,7 +20,8 @@ def _select_scatter(x: Tensor, index: Any, value: Any, plan: IndexPlan) -> Tenso
     """A chain of ``select_scatter``/``slice_scatter``, one per int or slice.
 
     Takes basic indices only (ints, slices, ``...``, ``None``); it raises
-    ``TypeError`` for index tensors. Nothing is saved for backward. Torch
+    ``TypeError`` for index tensors. Nothing is saved for backward but by a
+    write of every element (below: ``torch.where`` saves its 0-d mask). Torch
     has no complex autograd for these two ops, so complex tensors are
     written as real pairs through ``torch.view_as_real``. An index that
     overwrites every element is written as ``torch.where(True, value, x)``,

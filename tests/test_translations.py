@@ -464,3 +464,23 @@ def test_every_case_note_of_the_at_table_reads_in_chinese() -> None:
         ]
         assert zh.startswith("用例说明："), en
         assert left == [], (en, zh)
+
+
+def test_a_markdown_pages_translations_write_roles_as_myst_does() -> None:
+    """A message of a MyST page (``docs/*.md``, docstrings on the API page included) is parsed
+    as MyST when translated: a reST role (``:class:`X```) there is plain text, and Sphinx warns
+    that the translation lost the reference (the build treats the warning as an error).
+    """
+    role = re.compile(r"(?<![\w:]):(class|mod|func|meth|data|attr|exc|obj|ref|doc):`")
+    bad = []
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        relative = page.relative_to(ROOT / "docs").with_suffix(".po")
+        catalogue = translations.CATALOGUES / relative
+        if not catalogue.exists():
+            continue
+        with catalogue.open("rb") as file:
+            messages = list(read_po(file))
+        for message in messages:
+            if message.id and isinstance(message.string, str) and role.search(message.string):
+                bad.append(f"{relative}: {message.string[:80]}")
+    assert not bad, "reST roles in translations of MyST pages (write {role}`X`):\n" + "\n".join(bad)

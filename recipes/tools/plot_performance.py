@@ -2,10 +2,9 @@
 Performance: what does in-place cost, and what does out-of-place cost?
 ======================================================================
 
-The answer first, generated at build time from the committed benchmark
-(``docs/measurements/bench/cpu-full.json``, made with ``python -m
-inplace_recipes bench``); the detail, how it was measured, and how far to
-trust it, below.
+The answer first, from the committed benchmark
+(``docs/measurements/bench/cpu-full.json``); how it was measured and how far
+to trust it, below.
 
 .. raw:: html
    :file: ../../_generated/answer_short.html

@@ -10,7 +10,7 @@ import torch
 from hypothesis import assume, event, given
 
 import inplace_recipes as ir
-from inplace_recipes import RECIPES, NotApplicable, compare_gradients
+from inplace_recipes import RECIPES, NotApplicable, at, compare_gradients
 from inplace_recipes._indexing import IndexPlan
 from inplace_recipes.recipes import RECORDS
 from refusals import refused, refused_with_grad
@@ -449,12 +449,31 @@ def test_where_and_the_blend_take_a_mask_batched_by_vmap(name: str) -> None:
             mapped()
 
 
-def test_a_batched_mask_with_the_wrong_count_raises_under_vmap() -> None:
+@pytest.mark.parametrize("name", ["where", "mask", "at.set", "at.add", "at.max"])
+def test_a_batched_mask_with_the_wrong_count_raises_setitems_shape_error_under_vmap(
+    name: str,
+) -> None:
     """R7: the count of a batched mask cannot be compared in Python; the value's
-    entries are picked out of range instead, so the write raises."""
+    entries are picked out of range instead, so the write raises, with the shape
+    mismatch that the loop over the examples raises (not index_select's "out of bounds")."""
     masks = torch.tensor([[True, False, True], [True, True, True]])
-    with pytest.raises(RuntimeError, match="out of bounds"):
-        torch.func.vmap(lambda m: RECIPES["where"](torch.zeros(3), m, torch.ones(2)))(masks)
+    for mask in masks:  # the loop: the second example's write does not fit
+        y = torch.zeros(3)
+        try:
+            y[mask] = torch.ones(2)
+        except RuntimeError as error:
+            loop = str(error)
+    assert loop.startswith("shape mismatch: value tensor of shape [2] cannot be broadcast")
+
+    def write(m: torch.Tensor) -> torch.Tensor:
+        if name.startswith("at."):
+            return getattr(at(torch.zeros(3))[m], name[3:])(torch.ones(2))  # type: ignore[no-any-return]
+        return RECIPES[name](torch.zeros(3), m, torch.ones(2))
+
+    with pytest.raises(RuntimeError) as caught:
+        torch.func.vmap(write)(masks)
+    assert str(caught.value).startswith(loop.split(" to indexing")[0]), caught.value
+    assert "(n: an example's count of True entries" in str(caught.value)
 
 
 @pytest.mark.parametrize("name", NAMES)

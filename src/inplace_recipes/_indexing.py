@@ -360,8 +360,16 @@ class IndexPlan(ReadIndex):
 
         The count of True entries cannot be compared with the value's length
         in Python under ``vmap``; where they differ, every position picks an
-        entry past the end, so that ``index_select`` raises (``RuntimeError:
-        index ... is out of bounds``) instead of writing a wrong value.
+        entry past the end, so that ``index_select`` raises instead of writing
+        a wrong value, and that error becomes setitem's shape mismatch, which
+        the loop over the examples raises for the same write:
+
+        >>> masks = torch.tensor([[True, True, False], [False, False, True]])
+        >>> write = lambda m: IndexPlan.of(torch.zeros(3), m).spread(torch.tensor([5.0, 6.0]))
+        >>> torch.func.vmap(write)(masks)
+        Traceback (most recent call last):
+            ...
+        RuntimeError: shape mismatch: value tensor of shape [2] cannot be broadcast to indexing result of shape [n] (n: an example's count of True entries, which under vmap is another than 2 for some example)
         """
         mask: Tensor = self.index[0]
         rest = len(self.shape) - mask.ndim
@@ -373,7 +381,17 @@ class IndexPlan(ReadIndex):
         rank = torch.where(flat, flat.cumsum(0) - 1, n)  # unwritten positions: the padding
         rank = torch.where(flat.sum() == n, rank, n + 1)  # another count: out of range
         padded = torch.cat([value, value.new_zeros((1, *value.shape[1:]))])
-        picked = padded.index_select(0, rank)
+        try:
+            picked = padded.index_select(0, rank)
+        except (IndexError, RuntimeError) as error:
+            if "out of" not in str(error):
+                raise
+            rest_sizes = "".join(f", {size}" for size in value.shape[1:])
+            raise RuntimeError(
+                f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast "
+                f"to indexing result of shape [n{rest_sizes}] (n: an example's count of True "
+                f"entries, which under vmap is another than {n} for some example)"
+            ) from None
         return picked.view(mask.shape + picked.shape[1:])
 
     def fit(self, value: Tensor) -> Tensor:
@@ -470,7 +488,8 @@ def _fit_batched_mask(value: Tensor, rest: torch.Size) -> Tensor:
     if not ok:
         raise RuntimeError(
             f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast "
-            f"to indexing result of shape [n, {', '.join(map(str, rest))}] (n: the mask's count)"
+            f"to indexing result of shape [n{''.join(f', {size}' for size in rest)}] (n: the mask's "
+            "count)"
         )
     return value.reshape(shape) if len(shape) != value.ndim else value
 

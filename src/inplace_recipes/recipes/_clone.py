@@ -33,6 +33,15 @@ def clone_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
     >>> x = torch.zeros(3, requires_grad=True)
     >>> [type(clone_setitem(x, i, 3.0).grad_fn).__name__ for i in (1, [1])]
     ['CopySlices', 'IndexPutBackward0']
+    >>> torch.func.vmap(lambda v: clone_setitem(torch.zeros(3), 0, v))(torch.ones(2))
+    Traceback (most recent call last):
+        ...
+    RuntimeError: vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args that has more elements than `self`. ...
+    >>> masks = torch.tensor([[True, False], [False, True]])
+    >>> torch.func.vmap(lambda x, m: clone_setitem(x, m, 1.0))(torch.zeros(2, 2), masks)
+    Traceback (most recent call last):
+        ...
+    RuntimeError: vmap: We do not support batching operators that can support dynamic shape. Attempting to batch over indexing with a boolean mask.
     """
     if not isinstance(x, Tensor):
         raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")

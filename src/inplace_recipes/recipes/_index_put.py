@@ -38,6 +38,11 @@ def _index_put(x: Tensor, index: Any, value: Any, plan: IndexPlan) -> Tensor:
 
     >>> index_put(torch.zeros(4), torch.tensor([3, 0]), torch.tensor([1.0, 2.0]))
     tensor([2., 0., 0., 1.])
+    >>> masks = torch.tensor([[True, False], [False, True]])
+    >>> torch.func.vmap(lambda x, m: index_put(x, m, 1.0))(torch.zeros(2, 2), masks)
+    Traceback (most recent call last):
+        ...
+    inplace_recipes.recipes._errors.UnsupportedIndexError: recipe 'index_put' cannot write through a mask batched by torch.func.vmap (torch 2.13 has no vmap rule for index_put with a boolean index: its shape depends on each example's mask); use 'where'
     """
     v = value
     if v.numel() != 1:  # torch's shape error when it does not fit

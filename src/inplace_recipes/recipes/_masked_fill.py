@@ -41,6 +41,14 @@ def _masked_fill(x: Tensor, index: Any, value: Any, plan: IndexPlan) -> Tensor:
     >>> masked_fill(torch.zeros(2, 3), (slice(None), 1), 9.0)
     tensor([[0., 9., 0.],
             [0., 9., 0.]])
+    >>> masked_fill(torch.zeros(3), [0, 1], torch.tensor([1.0, 2.0]))
+    Traceback (most recent call last):
+        ...
+    inplace_recipes.recipes._errors.UnsupportedValueError: recipe 'masked_fill' writes a single value, not a value of shape [2]; use 'where' or 'index_put'
+    >>> masked_fill(torch.zeros(3), torch.tensor([0, 0]), torch.tensor(1.0, requires_grad=True))
+    Traceback (most recent call last):
+        ...
+    inplace_recipes.recipes._errors.UnsupportedIndexError: recipe 'masked_fill' cannot write one value that requires grad to duplicate positions: setitem sends it one gradient per index entry, a mask one per position. Use recipe 'where' or 'index_put' (exact), or, to add rather than overwrite, at(x)[index].add(value) or x.index_put(indices, value, accumulate=True)
     """
     if type(value) is float:
         return x.masked_fill(plan.mask(), value)

@@ -45,6 +45,11 @@ def _scatter(x: Tensor, index: Any, value: Any, plan: IndexPlan) -> Tensor:
 
     >>> scatter(torch.zeros(3), torch.tensor([False, True, True]), torch.tensor([4.0, 5.0]))
     tensor([0., 4., 5.])
+    >>> masks = torch.tensor([[True, False], [False, True]])
+    >>> torch.func.vmap(lambda x, m: scatter(x, m, 1.0))(torch.zeros(2, 2), masks)
+    Traceback (most recent call last):
+        ...
+    inplace_recipes.recipes._errors.UnsupportedIndexError: recipe 'scatter' cannot write through a mask batched by torch.func.vmap (a mask's positions come from nonzero, which vmap cannot batch: its size depends on each example's mask); use 'where'
     """
     plain = type(value) is float
     along = _along_one_dim(plan)

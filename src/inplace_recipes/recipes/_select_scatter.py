@@ -37,6 +37,14 @@ def _select_scatter(x: Tensor, index: Any, value: Any, plan: IndexPlan) -> Tenso
     >>> select_scatter(torch.zeros(2, 3), (1, slice(None, None, 2)), 1.0)
     tensor([[0., 0., 0.],
             [1., 0., 1.]])
+    >>> select_scatter(torch.zeros(3), torch.tensor([0, 2]), 1.0)
+    Traceback (most recent call last):
+        ...
+    inplace_recipes.recipes._errors.UnsupportedIndexError: recipe 'select_scatter' takes only ints, slices, '...' and None, not an index with tensors (advanced index); use 'index_put' or 'where'
+    >>> select_scatter(torch.zeros(3), torch.tensor([True, False, True]), 1.0)
+    Traceback (most recent call last):
+        ...
+    inplace_recipes.recipes._errors.UnsupportedIndexError: recipe 'select_scatter' takes only ints, slices, '...' and None, not an index with tensors (boolean index); use 'index_put' or 'where'
     """
     if type(value) is float:  # as a user writes it: torch.full(shape, value), x's dtype and device
         part = x.new_full(plan.written_shape, value)

@@ -69,6 +69,7 @@ def shared_texts() -> list[str]:
     return [
         *error_reference.LINES.values(),
         error_reference.CAUSES_HEADING,
+        error_reference.SHOWN_HEADING,
         error_reference.ALSO_HEADING,
         error_reference.UNDECIDED_HEADING,
         error_reference.AUDIT_HINT,
@@ -107,6 +108,7 @@ def table(translate: Translate = str) -> dict[str, Any]:
                 "causes": [
                     {
                         "when": _js(c.when, kind.slug),
+                        "first": _js(c.first_when, kind.slug),
                         "says": translate(c.says),
                         "fix": translate(c.fix),
                     }
@@ -139,6 +141,7 @@ def table(translate: Translate = str) -> dict[str, Any]:
         },
         "lines": {name: translate(text) for name, text in error_reference.LINES.items()},
         "causesHeading": translate(error_reference.CAUSES_HEADING),
+        "shownHeading": translate(error_reference.SHOWN_HEADING),
         "alsoHeading": translate(error_reference.ALSO_HEADING),
         "undecidedHeading": translate(error_reference.UNDECIDED_HEADING),
         "auditHint": translate(error_reference.AUDIT_HINT),

@@ -219,7 +219,8 @@ def test_every_exported_pattern_compiles_as_javascript(site: str, context: objec
                .concat(table.notes.map((n) => n.pattern), [table.library.when]);
              for (const kind of table.kinds) {
                patterns.push(...kind.wordings, ...kind.details.map((d) => d.pattern),
-                             ...kind.causes.filter((c) => c.when).map((c) => c.when));
+                             ...kind.causes.filter((c) => c.when).map((c) => c.when),
+                             ...kind.causes.filter((c) => c.first).map((c) => c.first));
              }
              return patterns.filter((p) => {
                try { new RegExp(p); return false; } catch (e) { return true; }

@@ -291,3 +291,59 @@ def test_force_eager_points_a_saved_tensor_error_at_backward_not_the_write() -> 
     names = [entry.name for entry in info.traceback]
     assert "scale_in_place" not in names  # the write's frame is gone: backward raised
     assert "run" in names
+
+
+_LEAF = "RuntimeError: a leaf Variable that requires grad is being used in an in-place operation."
+_VIEW = "RuntimeError: a view of a leaf Variable that requires grad is being used in an in-place operation."
+_SAVED = (
+    "RuntimeError: one of the variables needed for gradient computation has been modified by an "
+    "inplace operation"
+)
+#: Pastes that show a cause, each with the cause that must come first. Without the code
+#: line each gets its section's default order; the last ones show no cause (a frame in
+#: between, a plain assignment, a write into part of a tensor: every view-of-leaf paste).
+SHOWN_PASTES: list[tuple[str, str | None]] = [
+    (
+        f'  File "init.py", line 4, in <module>\n    conv.weight.fill_(1)\n{_LEAF}',
+        "edit-on-purpose",
+    ),
+    (f"----> 1 conv.weight.fill_(1)\n\n{_LEAF}", "edit-on-purpose"),
+    (f"    p.add_(-lr, p.grad)\n    ^^^^^^^^^^^^^^^^^^^\n{_LEAF}", "edit-on-purpose"),
+    (f"    params[0] -= lr * grads[0]\n{_LEAF}", "edit-on-purpose"),
+    (f"    self.bias[0] = 0.0\n{_VIEW}", "edit-on-purpose"),
+    (f"ipdb> inputs_embeds += image_embeds.mean() * 0.\n*** {_LEAF}", "own-write"),
+    (f"    x.clamp_(0, 1)\n{_LEAF}", "own-write"),
+    (f"    x[mask] = 0\n{_LEAF}", "own-write"),
+    (f"DistributedDataParallel, two forwards, then backward:\n{_SAVED}", "ddp-buffers"),
+    (f"[rank1]: {_SAVED} (DDP with BatchNorm)", "ddp-buffers"),
+    (
+        f"{_SAVED}: [torch.cuda.FloatTensor [64]] is at version 3; expected version 2 instead. DDP",
+        "ddp-buffers",
+    ),
+    # DDP named, but the tensor is a weight's transpose, which no buffer broadcast writes
+    (
+        f"DDP: {_SAVED}: [torch.FloatTensor [3, 4]], which is output 0 of TBackward0, is at version 2; expected version 1 instead.",
+        None,
+    ),
+    (f"    x = x.add(1)\n{_LEAF}", None),
+    (f'    conv.weight.fill_(1)\n  File "torch/x.py", line 9, in f\n    g()\n{_LEAF}', None),
+    (f"    ob[i] = torch.roll(ob[i], 1, dims=1)\n{_VIEW}", None),
+]
+
+
+@pytest.mark.parametrize(("paste", "first"), SHOWN_PASTES)
+def test_a_cause_the_paste_shows_comes_first(paste: str, first: str | None) -> None:
+    """Cause.first_when: the line that wrote (just before torch's error), or DDP named."""
+    from inplace_recipes.error_reference import CAUSES_HEADING, SHOWN_HEADING
+
+    explained = explain(paste)
+    plain = explain(paste.splitlines()[-1])
+    if first is None:
+        assert [c.key for c in explained.causes] == [c.key for c in plain.causes]
+        assert SHOWN_HEADING not in explained.lines()
+        return
+    assert explained.causes[0].key == first
+    assert SHOWN_HEADING in explained.lines()
+    assert sorted(c.key for c in explained.causes) == sorted(c.key for c in plain.causes)
+    if plain.causes and plain.causes[0].key != first:
+        assert CAUSES_HEADING in plain.lines() or len(plain.causes) == 1

@@ -21,7 +21,7 @@ import pytest
 
 from inplace_recipes import explain
 from inplace_recipes._error_kinds import ERRORS
-from test_explain import messages, sections
+from test_explain import SHOWN_PASTES, messages, sections
 from test_explain_words import _retypings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,6 +46,7 @@ def _all_messages() -> list[str]:
         if path.exists():
             found += [item["message"] for item in json.loads(path.read_text())["items"]]
     found += ["CUDA out of memory", "", "[rank0]: leaf variable has been moved\n[rank0]: into"]
+    found += [paste for paste, _ in SHOWN_PASTES]  # a cause the paste shows comes first
     # pastes cut (every fifth character, so mid-word too) and retyped (a third of the ways
     # tests/test_explain_words.py retypes them), as the words read them
     for literal in literals:

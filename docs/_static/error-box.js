@@ -203,7 +203,10 @@
     const kind = found[0].kind;
     let causes = kind.causes.filter((c) => !c.when || new RegExp(c.when).test(text));
     if (!causes.length) causes = kind.causes;
-    if (new RegExp(table.library.when).test(text)) causes = [table.library].concat(causes);
+    const shown = causes.filter((c) => c.first && new RegExp(c.first).test(text));
+    causes = shown.concat(causes.filter((c) => !shown.includes(c)));
+    const library = new RegExp(table.library.when).test(text);
+    if (library) causes = [table.library].concat(causes);
     const details = filled(kind.details, text).concat(filled(table.notes, text)).join(" ");
     const lines = [fill(table.lines.title, { title: kind.title })];
     if (others.length) {
@@ -216,7 +219,7 @@
       const values = { says: causes[0].says, fix: causes[0].fix };
       lines.push(fill(table.lines.cause, values), fill(table.lines.fix, values));
     } else {
-      lines.push(table.causesHeading);
+      lines.push(shown.length || library ? table.shownHeading : table.causesHeading);
       causes.forEach((c, n) => {
         lines.push(fill(table.lines.numbered, { n: String(n + 1), says: c.says, fix: c.fix }));
       });

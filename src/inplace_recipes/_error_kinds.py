@@ -71,8 +71,10 @@ class Cause:
     """One cause of an error, what it means for the reader, and the fix that works for it.
 
     ``when`` is a pattern that the message must match for this cause to be
-    possible (empty: any message of the section); ``fix_class`` names the
-    kind of fix, as the real-message data set records it.
+    possible (empty: any message of the section); ``first_when`` one that
+    puts it first when the paste shows it (the line that wrote, a word such
+    as ``DistributedDataParallel``); ``fix_class`` names the kind of fix, as
+    the real-message data set records it.
     """
 
     key: str
@@ -80,6 +82,7 @@ class Cause:
     fix: str
     fix_class: str
     when: str = ""
+    first_when: str = ""
 
 
 @dataclass(frozen=True)
@@ -171,6 +174,23 @@ _STEP_FIX = (
     "that tensor: out of place"
 )
 
+#: The code a paste shows just before torch's error: for the errors that torch raises at the
+#: write (a leaf, a view of one), the line that wrote.
+_BEFORE_THE_ERROR = r"(?:(?!File \"|Error: ).){0,200}?(?:\*{3} )?RuntimeError: "
+#: An in-place write into a parameter: a method ending in _ on ``.weight``, ``.bias``,
+#: ``param``, ``p`` (an optimizer loop's name), or an augmented or indexed assignment to one.
+_PARAMETER_WRITTEN = (
+    r"(?:\.(?:weight|bias)|\b(?:params?|parameters?|p))\b(?:\[[^\]]{0,100}\])?"
+    r"(?:\.[a-z]\w{0,30}_\(|\s?[-+*/]?=\s)" + _BEFORE_THE_ERROR
+)
+#: An in-place write into another name: ``x[i] = v``, ``x += v``, ``x.index_copy_(...)``.
+_OTHER_WRITTEN = (
+    r"\b(?!(?:weight|bias|params?|parameters?|p)\b)[A-Za-z_]\w{0,50}"
+    r"(?:\[[^\]]{0,100}\]\s?[-+*/]?=\s|\s?[-+*/]=\s|\.[a-z]\w{0,30}_\()" + _BEFORE_THE_ERROR
+)
+#: The paste names DistributedDataParallel.
+_DDP_NAMED = r"DistributedDataParallel|\bDDP\b"
+
 #: The innermost frame of a pasted traceback (or a warning's location) is a file of
 #: another library than torch: that library wrote in place.
 _LIBRARY_FRAME = (
@@ -230,6 +250,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "Your code writes into the leaf as part of the computation.",
                 'x = x.add(1)  # or y = ir.RECIPES["where"](x, index, value) for x[index] = value',
                 "out-of-place-rewrite",
+                first_when=_OTHER_WRITTEN,
             ),
             Cause(
                 "edit-on-purpose",
@@ -237,6 +258,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "copying weights in): that is not part of the graph.",
                 "with torch.no_grad(): x.add_(1)  # the same edit, untracked: x stays a leaf",
                 "torch-no-grad",
+                first_when=_PARAMETER_WRITTEN,
             ),
             Cause(
                 "marked-leaf",
@@ -272,12 +294,15 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "with torch.no_grad(): x[index] = value  # the same write, untracked: x stays "
                 "a leaf",
                 "torch-no-grad",
+                first_when=_PARAMETER_WRITTEN,
             ),
             Cause(
                 "own-write",
                 "Your code writes into part of the leaf as part of the computation.",
                 "y = x.clone(); y[index] = value  # instead of x[index] = value on the leaf",
                 "clone-before-write",
+                # no first_when=_OTHER_WRITTEN: every paste of this section shows a write into
+                # part of a tensor, and most threads' own names are a parameter's (self.W[i] = v)
             ),
         ),
     ),
@@ -321,6 +346,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "broadcast at each forward (torch 2.13 deprecates it for forward_sync_buffers)",
                 "broadcast-buffers-false",
                 when=_SAVED_BUFFER,
+                first_when=_DDP_NAMED,
             ),
             Cause(
                 "step-between",

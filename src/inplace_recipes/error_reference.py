@@ -48,6 +48,11 @@ AUDIT_HINT = (
 )
 #: The line that opens the list of causes.
 CAUSES_HEADING = "Causes that fit this message, the most frequent first:"
+#: That line when the paste itself shows a cause (the line that wrote, a library's file, a word
+#: such as DistributedDataParallel): that cause comes first.
+SHOWN_HEADING = (
+    "Causes that fit this message, first the one the paste shows, then the most frequent:"
+)
 #: The answer's first line for a message that no section covers.
 NOT_RECOGNISED = "Not recognised as an autograd in-place error"
 #: The line after the title when the paste fits other sections as well; one line each follows.
@@ -85,7 +90,9 @@ class Explanation:
 
     ``kind`` is ``None`` for a message the error reference does not cover.
     ``causes`` are the section's causes that fit the message, the most
-    frequent first; ``fix`` is the first one's fix (the fix shown first).
+    frequent first, after any that the paste shows (``shown``: the line that
+    wrote, a library's file; see ``Cause.first_when``); ``fix`` is the first
+    one's fix (the fix shown first).
     ``alternatives`` are the other sections that a cut or reworded paste fits
     as well, the most frequent first; when ``kind`` is ``None`` they are the
     sections it fits, seen equally often, and the answer does not choose.
@@ -98,6 +105,7 @@ class Explanation:
     causes: tuple[Cause, ...] = ()
     wording: Wording | None = None
     alternatives: tuple[ErrorKind, ...] = ()
+    shown: bool = False
 
     @property
     def recognized(self) -> bool:
@@ -137,7 +145,7 @@ class Explanation:
             values = {"says": self.causes[0].says, "fix": self.causes[0].fix}
             lines += [fill(LINES["cause"], values), fill(LINES["fix"], values)]
         else:
-            lines.append(CAUSES_HEADING)
+            lines.append(SHOWN_HEADING if self.shown else CAUSES_HEADING)
             lines += [
                 fill(LINES["numbered"], {"n": str(n), "says": c.says, "fix": c.fix})
                 for n, c in enumerate(self.causes, 1)
@@ -230,11 +238,16 @@ def answer(text: str) -> Explanation:
     kind, wording = found[0].kind, found[0].wording
     causes = tuple(c for c in kind.causes if not c.when or _search(c.when, text))
     causes = causes or kind.causes  # a message too short to tell: every cause fits
+    shown = tuple(c for c in causes if c.first_when and _search(c.first_when, text))
+    causes = shown + tuple(c for c in causes if c not in shown)
     if _search(LIBRARY_WRITE.when, text):
         causes = (LIBRARY_WRITE, *causes)
+        shown = (LIBRARY_WRITE, *shown)
     details = " ".join(_filled(kind.details, text) + _filled(NOTES, text))
     others = tuple(m.kind for m in found[1:])
-    return Explanation(text, kind, details, causes[0].fix, causes, wording, others)
+    return Explanation(
+        text, kind, details, causes[0].fix, causes, wording, others, shown=bool(shown)
+    )
 
 
 def explain(error: BaseException | str) -> Explanation:

@@ -26,7 +26,10 @@ from test_explain_words import _retypings
 
 ROOT = Path(__file__).resolve().parents[1]
 BOX = ROOT / "docs" / "_static" / "error-box.js"
-DATA = [Path(__file__).parent / "data" / name for name in ("real_errors.json", "fresh_errors.json")]
+DATA = [
+    Path(__file__).parent / "data" / name
+    for name in ("real_errors.json", "fresh_errors.json", "unseen_errors.json")
+]
 NODE = shutil.which("node")
 
 _HARNESS = """

@@ -43,6 +43,11 @@ ITEMS: list[dict[str, Any]] = json.loads(DATA.read_text())["items"]
 #: from threads that are not in the first (split "fresh_held_out": all of it held out).
 FRESH = Path(__file__).parent / "data" / "fresh_errors.json"
 FRESH_ITEMS: list[dict[str, Any]] = json.loads(FRESH.read_text())["items"]
+#: A third set, collected on 2026-12-02 by a researcher who neither ran nor read the package,
+#: from threads in neither set (split "unseen"), after ``Cause.first_when`` was committed;
+#: scored once.
+UNSEEN = Path(__file__).parent / "data" / "unseen_errors.json"
+UNSEEN_ITEMS: list[dict[str, Any]] = json.loads(UNSEEN.read_text())["items"]
 
 #: The section(s) each message family belongs to.
 FAMILY = {
@@ -102,6 +107,9 @@ BY_HAND = {
     "gh-functorch-105": {"vmap"},  # "vmap: aten::copy_(self, *extra_args) is not possible ..."
     "gh-functorch-247": {"vmap"},  # "vmap: aten::logical_or_(self, *extra_args) ..."
     "gh-gla-gcn-5": {"saved-tensor-modified"},  # "variabLes needed for gradient C omputation"
+    # unseen set, judged by its collector before the scoring (expected_section_by_hand)
+    "gh-pytorch-37345": {"leaky-relu"},  # in-place leaky_relu_ with a non-positive slope
+    "gh-k2-1210": {"inference-tensor"},  # "Inference tensors do not track version counter."
 }
 #: A multi-output op's node, in any release's spelling.
 _MULTI_NODE = re.compile(
@@ -146,7 +154,7 @@ def fits(item: dict[str, Any], fix_class: str | None) -> bool:
 
 def score(split: str) -> dict[str, Any]:
     """Right and wrong sections, and first fixes that fit, over one split."""
-    items = [i for i in ITEMS + FRESH_ITEMS if i["split"] == split]
+    items = [i for i in ITEMS + FRESH_ITEMS + UNSEEN_ITEMS if i["split"] == split]
     right = wrong = judged = fitting = 0
     misses: Counter[str] = Counter()
     for item in items:
@@ -180,11 +188,18 @@ def test_the_data_set_is_what_the_collector_made() -> None:
     assert len(FRESH_ITEMS) == 82
     assert {i["split"] for i in FRESH_ITEMS} == {"fresh_held_out"}
     assert not {i["source"] for i in FRESH_ITEMS} & {i["source"] for i in ITEMS}
-    others = {i["id"] for i in FRESH_ITEMS if i["message_family"] not in FAMILY}
+    assert len(UNSEEN_ITEMS) == 63
+    assert {i["split"] for i in UNSEEN_ITEMS} == {"unseen"}
+    assert not {i["source"] for i in UNSEEN_ITEMS} & {i["source"] for i in ITEMS + FRESH_ITEMS}
+    others = {i["id"] for i in FRESH_ITEMS + UNSEEN_ITEMS if i["message_family"] not in FAMILY}
     assert others == set(BY_HAND)
 
 
-@pytest.mark.parametrize("item", ITEMS + FRESH_ITEMS, ids=[i["id"] for i in ITEMS + FRESH_ITEMS])
+@pytest.mark.parametrize(
+    "item",
+    ITEMS + FRESH_ITEMS + UNSEEN_ITEMS,
+    ids=[i["id"] for i in ITEMS + FRESH_ITEMS + UNSEEN_ITEMS],
+)
 def test_no_message_gets_a_wrong_section(item: dict[str, Any]) -> None:
     slug = explain(item["message"]).slug
     assert slug is None or slug in right_sections(item), (slug, item["message"][:300])
@@ -245,6 +260,28 @@ def test_the_fresh_set_gets_no_wrong_section_and_keeps_its_measured_rates() -> N
     assert result["right"] >= 80, result
     assert result["fitting"] >= 58, result
     assert result["judged"] == 69, result
+
+
+def test_the_unseen_set_gets_no_wrong_section_and_keeps_its_measured_rates() -> None:
+    """Scored once, on the design of commit 1318afc, with the grading rules above fixed
+    beforehand (the collector's two "other" messages judged by the collector).
+
+    As scored: 59 of 63 right sections (93.7%; the issue's target is 95%), none wrong, a
+    first fix that fits for 33 of the 37 judged (89.2%; target 85%). The four without a
+    section: two tracebacks cut inside the node's name (``Output 0 of Spl``), and two
+    inference-tensor messages that no wording had (``Inference tensors cannot be saved for
+    backward`` alone, and ``Inference tensors do not track version counter.``, which a
+    library's read of ``._version`` raises). The four fixes that do not fit: a bare message
+    of an optimizer step in between (the first cause is an op's own write), a message of a
+    captured write seen in torch's own CI, and the two unrecognised inference messages.
+    This test keeps those rates from falling.
+    """
+    result = score("unseen")
+    assert result["wrong"] == 0, result
+    assert result["items"] == 63, result
+    assert result["right"] >= 59, result
+    assert result["fitting"] >= 33, result
+    assert result["judged"] == 37, result
 
 
 def _first_matching_wording(message: str) -> tuple[str, str] | None:

@@ -705,6 +705,37 @@ def inference_fixed_page(x):
     return (cache * cache).sum()
 
 
+def inference_saved_broken(x):
+    with torch.inference_mode():
+        c = torch.ones(3, dtype=F64) * 2
+    return (x * c).sum()  # mul saves c for x's gradient
+
+
+def inference_saved_fixed(x):
+    with torch.inference_mode():
+        c = torch.ones(3, dtype=F64) * 2
+    c = c.clone()
+    return (x * c).sum()
+
+
+def inference_saved_meaning(x):
+    return (x * 2).sum()
+
+
+def inference_version_broken(x):
+    with torch.inference_mode():
+        c = torch.ones(3, dtype=F64) * 2
+    _ = c._version  # what a library that checks for in-place writes reads
+    return (x * c).sum()
+
+
+def inference_version_fixed(x):
+    with torch.no_grad():
+        c = torch.ones(3, dtype=F64) * 2
+    _ = c._version
+    return (x * c).sum()
+
+
 def inference_view_broken(t0):
     t = t0 * 1
     with torch.inference_mode():
@@ -1407,6 +1438,22 @@ REPROS: list[Repro] = [
             Applied("errors.md", "cache.clone()", inference_fixed_page),
         ),
         meaning=inference_meaning,
+    ),
+    Repro(
+        "inference-tensor",
+        "errors.md (saved for backward)",
+        ((3,),),
+        inference_saved_broken,
+        (Applied("explain()", "c = c.clone()", inference_saved_fixed),),
+        meaning=inference_saved_meaning,
+    ),
+    Repro(
+        "inference-tensor",
+        "errors.md (._version read)",
+        ((3,),),
+        inference_version_broken,
+        (Applied("explain()", "with torch.no_grad():", inference_version_fixed),),
+        meaning=inference_saved_meaning,
     ),
     Repro(
         "inference-tensor",

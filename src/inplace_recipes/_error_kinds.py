@@ -715,6 +715,19 @@ ERRORS: tuple[ErrorKind, ...] = (
                 f"is being modified inplace in normal mode. {_INFERENCE_TAIL}",
                 base_form=True,
             ),
+            Wording(
+                "1.9 to 2.13: an op that autograd records saved an inference tensor",
+                r"Inference tensors cannot be saved for backward",
+                "Inference tensors cannot be saved for backward. Please do not use Tensors "
+                "created in inference mode in computation tracked by autograd. To work around "
+                "this, you can make a clone to get a normal tensor and use it in autograd, or use "
+                "`torch.no_grad()` instead of `torch.inference_mode()`.",
+            ),
+            Wording(
+                "1.9 to 2.13: ._version read on an inference tensor",
+                r"Inference tensors do not track version counter",
+                "Inference tensors do not track version counter.",
+            ),
         ),
         (
             Cause(
@@ -730,6 +743,25 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "v = t.view(-1)  # take the view outside inference_mode, then write into it",
                 "out-of-place-rewrite",
                 when="created in inference mode",
+            ),
+            Cause(
+                "inference-tensor-saved",
+                "An op that autograd records (another input requires grad) saved a tensor made "
+                "under inference_mode: a cache or a buffer computed in an evaluation pass, then "
+                "used in training.",
+                "c = c.clone()  # outside inference_mode, before the op that saves it; or make "
+                "it under torch.no_grad() instead",
+                "clone-before-write",
+                when="cannot be saved for backward",
+            ),
+            Cause(
+                "inference-version-read",
+                "Code read ._version of a tensor made under inference_mode (a library that "
+                "checks for in-place writes does).",
+                "with torch.no_grad():  # instead of torch.inference_mode() where that tensor is "
+                "made",
+                "torch-no-grad",
+                when="do not track version counter",
             ),
         ),
     ),

@@ -514,7 +514,7 @@ class at:  # named like jax.Array.at and array_api_extra.at
             raise TypeError(f"at[].apply: fn must return a torch.Tensor, got {type(out).__name__}")
         if plan.kind != "advanced":
             return finish(RECIPES[best_recipe(x, plan.index, out)](x, plan.index, out))
-        new = plan.fit(cast(Tensor, setitem_value(x, plan.index, plan, out)))
+        new = plan.fit(cast(Tensor, setitem_value(x, index, plan, out)))
         positions = plan.flat_positions().reshape(-1)
         first = _occurrence(positions) == 0
         # Later occurrences go to one extra slot, cut off at the end.
@@ -542,13 +542,13 @@ class at:  # named like jax.Array.at and array_api_extra.at
         plan = IndexPlan.of(x, index)
         value = _operand(value)
         if plan.kind == "advanced":
-            return finish(_update_positions(x, plan, op, value))
+            return finish(_update_positions(x, index, plan, op, value))
         if plan.mask_batched():
             return finish(_update_batched_mask(x, plan, op, value))
-        return finish(_update_part(x, plan, op, value))
+        return finish(_update_part(x, index, plan, op, value))
 
 
-def _update_part(x: Tensor, plan: IndexPlan, op: Op, value: Any) -> Tensor:
+def _update_part(x: Tensor, index: Any, plan: IndexPlan, op: Op, value: Any) -> Tensor:
     """Ints and slices, or a mask: torch's op on ``x[index]`` (:func:`_in_place`), then a write.
 
     For ints and slices the write is the recipe :func:`~inplace_recipes.best_recipe`
@@ -565,7 +565,7 @@ def _update_part(x: Tensor, plan: IndexPlan, op: Op, value: Any) -> Tensor:
         return RECIPES[best_recipe(x, plan.index, new)](x, plan.index, new)
     while new.ndim > part.ndim and new.shape[0] == 1:  # setitem drops leading 1s
         new = new.squeeze(0)
-    written = setitem_value(x, plan.index, plan, new)  # min/max: setitem's cast, or its error
+    written = setitem_value(x, index, plan, new)  # min/max: setitem's cast, or its error
     return x.index_put(plan.index, cast(Tensor, written))
 
 
@@ -632,7 +632,7 @@ def _exact_tensor(value: Any, device: torch.device) -> Tensor:
     return torch.tensor(value, dtype=dtype, device=device)
 
 
-def _update_positions(x: Tensor, plan: IndexPlan, op: Op, value: Any) -> Tensor:
+def _update_positions(x: Tensor, index: Any, plan: IndexPlan, op: Op, value: Any) -> Tensor:
     """Index tensors: every update applies, duplicates included.
 
     In rounds, one per occurrence of a position, each a gather, torch's own op
@@ -648,11 +648,13 @@ def _update_positions(x: Tensor, plan: IndexPlan, op: Op, value: Any) -> Tensor:
     positions = plan.flat_positions().reshape(-1)
     shaped = len(plan.result_shape) > 0
     work = _result_dtype(op, x.dtype, shaped, value)
-    if op in _REDUCE:
-        if work is not x.dtype:  # setitem's rule for y[t] = torch.minimum(y[t], v)
-            setitem_value(x, plan.index, plan, torch.empty(plan.result_shape, dtype=work))
-    elif _kind(work) > _kind(x.dtype):
-        raise _cannot_cast(work, x.dtype)
+    if op not in _REDUCE and _kind(work) > _kind(x.dtype):
+        raise _cannot_cast(work, x.dtype)  # the in-place op's own error comes first
+    written = work if op in _REDUCE else x.dtype
+    if written is not x.dtype or plan.uint8_mask:
+        # setitem's rule for y[t] = op(y[t], v): for min and max its cast, and for a uint8
+        # mask that selects one element its error
+        setitem_value(x, index, plan, torch.empty(plan.result_shape, dtype=written))
     if isinstance(value, Tensor) and x.is_meta and value.device != x.device:
         _in_place(op, x[plan.index].clone(), value)  # torch's rule for an operand elsewhere
         value = value.to(x.device)  # (add_ takes one on the CPU, pow_ does not)

@@ -42,6 +42,15 @@ the graph: it raises where torch's own setitem raises, in eager mode and under
 under inductor, as inductor does for torch's own setitem. Under ``vmap`` with
 ``x`` or the value batched, torch's ``index_put_`` has no ``masked_fill_``
 path: it requires ``x``'s dtype, and so does the rule.
+
+One difference on that path is documented: into an integer or bool ``x``, a
+value that requires grad is written detached. Setitem's result there has a
+``grad_fn`` (``IndexPutBackward0``), but backward through it fails on
+torch's internal assert ``isDifferentiableType``; the recipes' result has none:
+
+>>> v = torch.tensor(1.5, requires_grad=True)
+>>> RECIPES["where"](torch.zeros(3, dtype=torch.int64), m, v)
+tensor([1, 0, 1])
 """
 
 from __future__ import annotations
@@ -200,6 +209,9 @@ def _tensor_value(x: Tensor, index: Any, plan: IndexPlan, value: Tensor) -> Tens
         # runs where torch's runs (eager kernels, aot_eager), not where inductor
         # writes the cast without a check (as it does for torch's own setitem)
         true = torch.ones((), dtype=torch.bool, device=x.device)
+        if not (x.is_floating_point() or x.is_complex()):
+            # no gradient into integers: setitem's graph there ends in an internal assert
+            value = value.detach()
         return x.new_zeros(()).masked_fill(true, value.reshape(()))
     error = _torch_error(x, index, value, path)
     if error is not None:
@@ -237,7 +249,14 @@ def _torch_error(x: Tensor, index: Any, value: Tensor, path: Path) -> Exception 
     scratch write cannot run, torch's kernel for ``path`` on empty tensors. A
     dtype mismatch says what to write instead."""
     error: Exception | None = None
-    if in_transform() or torch.compiler.is_compiling():
+    if torch.compiler.is_compiling() and path == "index_put" and value.layout is _STRIDED:
+        # Dynamo traces the kernel on empty tensors without its dtype check: torch's words
+        error = RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{_scalar_type(x.dtype)} for the destination and {_scalar_type(value.dtype)} for "
+            "the source."
+        )
+    elif in_transform() or torch.compiler.is_compiling():
         error = _on_empty(x, value, path)
     else:
         scratch = torch.empty(x.shape, dtype=x.dtype, device=x.device)
@@ -251,6 +270,32 @@ def _torch_error(x: Tensor, index: Any, value: Tensor, path: Path) -> Exception 
             "one element written through a mask; write value.to(x.dtype))"
         )
     return error
+
+
+#: Torch's C++ names of the dtypes (c10::toString of a ScalarType), as its messages print them.
+_SCALAR_TYPES = {
+    torch.float16: "Half",
+    torch.bfloat16: "BFloat16",
+    torch.float32: "Float",
+    torch.float64: "Double",
+    torch.complex32: "ComplexHalf",
+    torch.complex64: "ComplexFloat",
+    torch.complex128: "ComplexDouble",
+    torch.bool: "Bool",
+    torch.uint8: "Byte",
+    torch.int8: "Char",
+    torch.int16: "Short",
+    torch.int32: "Int",
+    torch.int64: "Long",
+    torch.uint16: "UInt16",
+    torch.uint32: "UInt32",
+    torch.uint64: "UInt64",
+}
+
+
+def _scalar_type(dtype: torch.dtype) -> str:
+    """``Float`` for ``torch.float32``: the dtype as torch's C++ messages name it."""
+    return _SCALAR_TYPES.get(dtype, str(dtype).removeprefix("torch."))
 
 
 def _on_empty(x: Tensor, value: Tensor, path: Path) -> Exception | None:

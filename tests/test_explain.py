@@ -325,7 +325,15 @@ SHOWN_PASTES: list[tuple[str, str | None]] = [
         f"DDP: {_SAVED}: [torch.FloatTensor [3, 4]], which is output 0 of TBackward0, is at version 2; expected version 1 instead.",
         None,
     ),
+    # IPython prints context lines after its arrow line: the arrow line is the write
+    (f"----> 2 conv.weight.fill_(1)\n      3 x += 1\n\n{_LEAF}", "edit-on-purpose"),
+    (
+        f"----> 3 conv.weight.fill_(1)\n      4 {'y = compute(a, b, c) ' * 12}\n\n{_LEAF}",
+        "edit-on-purpose",
+    ),
+    (f"    self.x.add_(1)\n{_LEAF}", "own-write"),
     (f"    x = x.add(1)\n{_LEAF}", None),
+    (f"----> 2 y = f(x)\n      3 x += 1\n\n{_LEAF}", None),
     (f'    conv.weight.fill_(1)\n  File "torch/x.py", line 9, in f\n    g()\n{_LEAF}', None),
     (f"    ob[i] = torch.roll(ob[i], 1, dims=1)\n{_VIEW}", None),
 ]
@@ -347,3 +355,16 @@ def test_a_cause_the_paste_shows_comes_first(paste: str, first: str | None) -> N
     assert sorted(c.key for c in explained.causes) == sorted(c.key for c in plain.causes)
     if plain.causes and plain.causes[0].key != first:
         assert CAUSES_HEADING in plain.lines() or len(plain.causes) == 1
+
+
+def test_the_inference_messages_get_their_own_cause_first() -> None:
+    """torch's own words for a saved inference tensor say "created in inference mode" too:
+    the view's cause must not come first (a falsifying reader's finding)."""
+    with torch.inference_mode():
+        cache = torch.zeros(3)
+    with pytest.raises(RuntimeError) as saved:
+        torch.ones(3, requires_grad=True) * cache
+    with pytest.raises(RuntimeError) as version:
+        _ = cache._version
+    assert [c.key for c in explain(saved.value).causes] == ["inference-tensor-saved"]
+    assert [c.key for c in explain(version.value).causes] == ["inference-version-read"]

@@ -179,13 +179,21 @@ _STEP_FIX = (
 _BEFORE_THE_ERROR = r"(?:(?!File \"|Error: ).){0,200}?(?:\*{3} )?RuntimeError: "
 #: An in-place write into a parameter: a method ending in _ on ``.weight``, ``.bias``,
 #: ``param``, ``p`` (an optimizer loop's name), or an augmented or indexed assignment to one.
-_PARAMETER_WRITTEN = (
+_PARAMETER = (
     r"(?:\.(?:weight|bias)|\b(?:params?|parameters?|p))\b(?:\[[^\]]{0,100}\])?"
-    r"(?:\.[a-z]\w{0,30}_\(|\s?[-+*/]?=\s)" + _BEFORE_THE_ERROR
+    r"(?:\.[a-z]\w{0,30}_\(|\s?[-+*/]?=\s)"
+)
+#: IPython's and Jupyter's arrow line (``----> 3 conv.weight.fill_(1)``), which context lines
+#: follow, then the error with no frame in between.
+_ARROW = r"-{2,}> ?\d{1,6} "
+_ARROW_THEN_ERROR = r"(?:(?!File |Error: |-{2,}>).){0,2000}?(?:\*{3} )?RuntimeError: "
+_PARAMETER_WRITTEN = (
+    f"{_PARAMETER}{_BEFORE_THE_ERROR}|{_ARROW}[\\w.]{{0,100}}{_PARAMETER}{_ARROW_THEN_ERROR}"
 )
 #: An in-place write into another name: ``x[i] = v``, ``x += v``, ``x.index_copy_(...)``.
+#: (Not where IPython's arrow line points elsewhere: the last line is then context.)
 _OTHER_WRITTEN = (
-    r"\b(?!(?:weight|bias|params?|parameters?|p)\b)[A-Za-z_]\w{0,50}"
+    r"^(?!.*-{2,}> ?\d).*?\b(?!(?:weight|bias|params?|parameters?|p)\b)[A-Za-z_]\w{0,50}"
     r"(?:\[[^\]]{0,100}\]\s?[-+*/]?=\s|\s?[-+*/]=\s|\.[a-z]\w{0,30}_\()" + _BEFORE_THE_ERROR
 )
 #: The paste names DistributedDataParallel.
@@ -742,7 +750,9 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "The view was taken under inference_mode, of a tensor made outside it.",
                 "v = t.view(-1)  # take the view outside inference_mode, then write into it",
                 "out-of-place-rewrite",
-                when="created in inference mode",
+                # not "Tensors created in inference mode in computation tracked by autograd"
+                when="view (?:of a view )?which was created in inference mode|A view was created "
+                "in inference mode",
             ),
             Cause(
                 "inference-tensor-saved",

@@ -361,8 +361,10 @@ class IndexPlan(ReadIndex):
         The count of True entries cannot be compared with the value's length
         in Python under ``vmap``; where they differ, every position picks an
         entry past the end, so that ``index_select`` raises instead of writing
-        a wrong value, and that error becomes setitem's shape mismatch, which
-        the loop over the examples raises for the same write:
+        a wrong value, and on the CPU that error becomes setitem's shape
+        mismatch, which the loop over the examples raises for the same write
+        (on CUDA an index out of range is a device-side assert; not checked
+        here, for want of a GPU):
 
         >>> masks = torch.tensor([[True, True, False], [False, False, True]])
         >>> write = lambda m: IndexPlan.of(torch.zeros(3), m).spread(torch.tensor([5.0, 6.0]))

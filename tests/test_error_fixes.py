@@ -718,7 +718,7 @@ def inference_saved_fixed(x):
     return (x * c).sum()
 
 
-def inference_saved_meaning(x):
+def inference_cache_meaning(x):
     return (x * 2).sum()
 
 
@@ -1445,7 +1445,7 @@ REPROS: list[Repro] = [
         ((3,),),
         inference_saved_broken,
         (Applied("explain()", "c = c.clone()", inference_saved_fixed),),
-        meaning=inference_saved_meaning,
+        meaning=inference_cache_meaning,
     ),
     Repro(
         "inference-tensor",
@@ -1453,7 +1453,7 @@ REPROS: list[Repro] = [
         ((3,),),
         inference_version_broken,
         (Applied("explain()", "with torch.no_grad():", inference_version_fixed),),
-        meaning=inference_saved_meaning,
+        meaning=inference_cache_meaning,
     ),
     Repro(
         "inference-tensor",

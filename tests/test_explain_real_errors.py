@@ -181,6 +181,17 @@ def score(split: str) -> dict[str, Any]:
     }
 
 
+def _keeps_its_rates(split: str, *, items: int, right: int, judged: int, fitting: int) -> None:
+    """No wrong section in ``split``, and at least the right sections and fitting first
+    fixes measured for it (over the same items and judged messages)."""
+    result = score(split)
+    assert result["wrong"] == 0, result
+    assert result["items"] == items, result
+    assert result["judged"] == judged, result
+    assert result["right"] >= right, result
+    assert result["fitting"] >= fitting, result
+
+
 def test_the_data_set_is_what_the_collector_made() -> None:
     assert len(ITEMS) >= 130
     assert {i["split"] for i in ITEMS} == {"tune", "held_out"}
@@ -224,11 +235,7 @@ def test_the_held_out_third_gets_no_wrong_section_and_keeps_its_measured_rates()
     third scored again: 49 of 49 right sections, none wrong, 36 of 40 first fixes that
     fit (90%). This test keeps those rates from falling.
     """
-    result = score("held_out")
-    assert result["wrong"] == 0, result
-    assert result["right"] >= 49, result
-    assert result["fitting"] >= 36, result
-    assert result["judged"] == 40, result
+    _keeps_its_rates("held_out", items=49, right=49, judged=40, fitting=36)
 
 
 def test_the_fresh_set_gets_no_wrong_section_and_keeps_its_measured_rates() -> None:
@@ -254,12 +261,7 @@ def test_the_fresh_set_gets_no_wrong_section_and_keeps_its_measured_rates() -> N
     a write into part of a tensor tells nothing for that section, so the own-write cue
     stays off there. Now 58 of 69 (84.1%); the set nobody had seen is ``unseen_errors.json``.
     """
-    result = score("fresh_held_out")
-    assert result["wrong"] == 0, result
-    assert result["items"] == 82, result
-    assert result["right"] >= 80, result
-    assert result["fitting"] >= 58, result
-    assert result["judged"] == 69, result
+    _keeps_its_rates("fresh_held_out", items=82, right=80, judged=69, fitting=58)
 
 
 def test_the_unseen_set_gets_no_wrong_section_and_keeps_its_measured_rates() -> None:
@@ -278,12 +280,7 @@ def test_the_unseen_set_gets_no_wrong_section_and_keeps_its_measured_rates() -> 
     (live repros on errors.md, a cause each): 61 of 63 right (96.8%), 34 of 37 first fixes
     that fit. The set is no longer unseen. This test keeps those rates from falling.
     """
-    result = score("unseen")
-    assert result["wrong"] == 0, result
-    assert result["items"] == 63, result
-    assert result["right"] >= 61, result
-    assert result["fitting"] >= 34, result
-    assert result["judged"] == 37, result
+    _keeps_its_rates("unseen", items=63, right=61, judged=37, fitting=34)
 
 
 def _first_matching_wording(message: str) -> tuple[str, str] | None:

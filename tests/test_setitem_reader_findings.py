@@ -154,3 +154,33 @@ def test_another_dtype_through_index_tensors_raises_under_compile_too(
         assert value.numel() != 1
     finally:
         torch._dynamo.reset()
+
+
+def test_under_compile_the_shape_error_still_comes_before_the_dtype_error() -> None:
+    """y[t] = v with a value of another dtype that does not fit: torch names the shapes."""
+    x, index, value = torch.zeros(4), torch.tensor([0, 1]), torch.ones(3, dtype=torch.float64)
+    y = x.clone()
+    with pytest.raises(RuntimeError, match="shape mismatch"):
+        y[index] = value
+    torch._dynamo.reset()
+    try:
+        for name in ("where", "index_put", "scatter"):
+            compiled = torch.compile(RECIPES[name], backend="aot_eager", fullgraph=True)
+            with pytest.raises(RuntimeError, match="shape mismatch"):
+                compiled(x, index, value)
+            torch._dynamo.reset()
+    finally:
+        torch._dynamo.reset()
+
+
+def test_the_dtype_names_are_torchs_own() -> None:
+    """The words raised under compile name each dtype as torch's eager error does."""
+    from inplace_recipes.recipes._value import _SCALAR_TYPES
+
+    for dtype, name in _SCALAR_TYPES.items():
+        other = torch.float32 if dtype is not torch.float32 else torch.float64
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # ComplexHalf: torch's "experimental" warning
+            y = torch.zeros(2, dtype=dtype)
+            with pytest.raises(RuntimeError, match=f"got {name} for the destination"):
+                y[torch.tensor([0, 1])] = torch.zeros(2, dtype=other)

@@ -724,15 +724,24 @@ ERRORS: tuple[ErrorKind, ...] = (
                 base_form=True,
             ),
             Wording(
-                "1.9 to 2.13: an op that autograd records saved an inference tensor",
+                "2.13 (live), and earlier releases with a shorter tail (inference mode came in "
+                "1.9): an op that autograd records saved an inference tensor",
                 r"Inference tensors cannot be saved for backward",
                 "Inference tensors cannot be saved for backward. Please do not use Tensors "
                 "created in inference mode in computation tracked by autograd. To work around "
                 "this, you can make a clone to get a normal tensor and use it in autograd, or use "
                 "`torch.no_grad()` instead of `torch.inference_mode()`.",
+                # the earlier tail, as torch's source printed it (csrc/autograd/saved_variable.cpp)
+                forms=(
+                    (
+                        "Inference tensors cannot be saved for backward. To work around you can "
+                        "make a clone to get a normal tensor and use it in autograd."
+                    ),
+                ),
             ),
             Wording(
-                "1.9 to 2.13: ._version read on an inference tensor",
+                "2.13 (live; https://github.com/k2-fsa/k2/issues/1210 shows it in 2023): "
+                "._version read on an inference tensor",
                 r"Inference tensors do not track version counter",
                 "Inference tensors do not track version counter.",
             ),

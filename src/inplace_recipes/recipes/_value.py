@@ -213,6 +213,8 @@ def _tensor_value(x: Tensor, index: Any, plan: IndexPlan, value: Tensor) -> Tens
             # no gradient into integers: setitem's graph there ends in an internal assert
             value = value.detach()
         return x.new_zeros(()).masked_fill(true, value.reshape(()))
+    if path == "index_put" and value.numel() != 1 and torch.compiler.is_compiling():
+        plan.fit(value)  # torch's shape error comes before its dtype error (eager: the scratch)
     error = _torch_error(x, index, value, path)
     if error is not None:
         raise error

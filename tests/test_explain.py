@@ -332,6 +332,22 @@ SHOWN_PASTES: list[tuple[str, str | None]] = [
         "edit-on-purpose",
     ),
     (f"    self.x.add_(1)\n{_LEAF}", "own-write"),
+    # Jupyter: the arrow line, not a context line before or after it
+    (
+        f"Cell In[3], line 2\n      1 conv.weight.fill_(1)\n----> 2 x.add_(1)\n      3 y = 1\n\n{_LEAF}",
+        "own-write",
+    ),
+    (f"----> 2 x.add_(1)\n      3 conv.bias.zero_()\n\n{_LEAF}", "own-write"),
+    (f"----> 2 x.add_(1)\n\n{_LEAF}", "own-write"),
+    (f"----> 2 self.x.add_(1)\n\n{_LEAF}", "own-write"),
+    (f"----> 2 model.fc.weight.add_(1)\n      3 x.add_(1)\n\n{_LEAF}", "edit-on-purpose"),
+    # chained: the leaf error came from your code; a library raised the later ValueError
+    (
+        f'  File "a.py", line 3, in f\n    y = g(x)\n{_LEAF}\n\nDuring handling of the above '
+        'exception, another exception occurred:\n\n  File "/x/site-packages/foo/bar.py", line '
+        "10, in h\n    raise ValueError(1)\nValueError: 1",
+        None,
+    ),
     (f"    x = x.add(1)\n{_LEAF}", None),
     (f"----> 2 y = f(x)\n      3 x += 1\n\n{_LEAF}", None),
     (f'    conv.weight.fill_(1)\n  File "torch/x.py", line 9, in f\n    g()\n{_LEAF}', None),
@@ -345,7 +361,7 @@ def test_a_cause_the_paste_shows_comes_first(paste: str, first: str | None) -> N
     from inplace_recipes.error_reference import CAUSES_HEADING, SHOWN_HEADING
 
     explained = explain(paste)
-    plain = explain(paste.splitlines()[-1])
+    plain = explain([line for line in paste.splitlines() if "RuntimeError: " in line][-1])
     if first is None:
         assert [c.key for c in explained.causes] == [c.key for c in plain.causes]
         assert SHOWN_HEADING not in explained.lines()

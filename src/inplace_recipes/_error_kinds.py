@@ -187,14 +187,21 @@ _PARAMETER = (
 #: follow, then the error with no frame in between.
 _ARROW = r"-{2,}> ?\d{1,6} "
 _ARROW_THEN_ERROR = r"(?:(?!File |Error: |-{2,}>).){0,2000}?(?:\*{3} )?RuntimeError: "
+_NO_ARROW = r"^(?!.*-{2,}> ?\d).*?"
 _PARAMETER_WRITTEN = (
-    f"{_PARAMETER}{_BEFORE_THE_ERROR}|{_ARROW}[\\w.]{{0,100}}{_PARAMETER}{_ARROW_THEN_ERROR}"
+    f"{_NO_ARROW}{_PARAMETER}{_BEFORE_THE_ERROR}|"
+    f"{_ARROW}[\\w.]{{0,100}}{_PARAMETER}{_ARROW_THEN_ERROR}"
 )
 #: An in-place write into another name: ``x[i] = v``, ``x += v``, ``x.index_copy_(...)``.
 #: (Not where IPython's arrow line points elsewhere: the last line is then context.)
+_OTHER_NAME = (
+    r"\b(?!(?:weight|bias|params?|parameters?|p)\b)[A-Za-z_]\w{0,50}"
+    r"(?:\[[^\]]{0,100}\]\s?[-+*/]?=\s|\s?[-+*/]=\s|\.[a-z]\w{0,30}_\()"
+)
 _OTHER_WRITTEN = (
-    r"^(?!.*-{2,}> ?\d).*?\b(?!(?:weight|bias|params?|parameters?|p)\b)[A-Za-z_]\w{0,50}"
-    r"(?:\[[^\]]{0,100}\]\s?[-+*/]?=\s|\s?[-+*/]=\s|\.[a-z]\w{0,30}_\()" + _BEFORE_THE_ERROR
+    f"{_NO_ARROW}{_OTHER_NAME}{_BEFORE_THE_ERROR}|"
+    rf"{_ARROW}(?![\w.]{{0,100}}(?:\.(?:weight|bias)|\b(?:params?|parameters?|p))\b)"
+    rf"[\w.]{{0,100}}?{_OTHER_NAME}{_ARROW_THEN_ERROR}"
 )
 #: The paste names DistributedDataParallel.
 _DDP_NAMED = r"DistributedDataParallel|\bDDP\b"
@@ -203,7 +210,8 @@ _DDP_NAMED = r"DistributedDataParallel|\bDDP\b"
 #: another library than torch: that library wrote in place.
 _LIBRARY_FRAME = (
     r"[/\\](?:site|dist)-packages[/\\](?!torch[/\\])[^\s\"]{1,300}\.py(?::\d{1,6}: \w{0,100}"
-    r"Warning:|\", line \d{1,6}, in \S{1,200} (?:(?!File \")[\s\S]){0,2000}?\w{0,100}Error:)"
+    r"Warning:|\", line \d{1,6}, in \S{1,200} (?:(?!File \")[\s\S]){0,2000}?[\w.]{0,100}"
+    r"RuntimeError:)"
 )
 #: A cause of any section: it comes first when the paste shows it.
 LIBRARY_WRITE = Cause(
@@ -724,8 +732,8 @@ ERRORS: tuple[ErrorKind, ...] = (
                 base_form=True,
             ),
             Wording(
-                "2.13 (live), and earlier releases with a shorter tail (inference mode came in "
-                "1.9): an op that autograd records saved an inference tensor",
+                "2.13 (live); some earlier releases end it with a shorter tail (a form here): an "
+                "op that autograd records saved an inference tensor",
                 r"Inference tensors cannot be saved for backward",
                 "Inference tensors cannot be saved for backward. Please do not use Tensors "
                 "created in inference mode in computation tracked by autograd. To work around "
@@ -765,9 +773,9 @@ ERRORS: tuple[ErrorKind, ...] = (
             ),
             Cause(
                 "inference-tensor-saved",
-                "An op that autograd records (another input requires grad) saved a tensor made "
-                "under inference_mode: a cache or a buffer computed in an evaluation pass, then "
-                "used in training.",
+                "An op that autograd records saved a tensor made under inference_mode: a cache "
+                "or a buffer computed in an evaluation pass, or the weights of a module built "
+                "there, then used in training.",
                 "c = c.clone()  # outside inference_mode, before the op that saves it; or make "
                 "it under torch.no_grad() instead",
                 "clone-before-write",

@@ -343,9 +343,11 @@ SHOWN_PASTES: list[tuple[str, str | None]] = [
     (f"----> 2 model.fc.weight.add_(1)\n      3 x.add_(1)\n\n{_LEAF}", "edit-on-purpose"),
     # chained: the leaf error came from your code; a library raised the later ValueError
     (
-        f'  File "a.py", line 3, in f\n    y = g(x)\n{_LEAF}\n\nDuring handling of the above '
-        'exception, another exception occurred:\n\n  File "/x/site-packages/foo/bar.py", line '
-        "10, in h\n    raise ValueError(1)\nValueError: 1",
+        (
+            f'  File "a.py", line 3, in f\n    y = g(x)\n{_LEAF}\n\nDuring handling of the above '
+            'exception, another exception occurred:\n\n  File "/x/site-packages/foo/bar.py", '
+            "line 10, in h\n    raise ValueError(1)\nValueError: 1"
+        ),
         None,
     ),
     (f"    x = x.add(1)\n{_LEAF}", None),

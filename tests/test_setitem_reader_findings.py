@@ -184,3 +184,147 @@ def test_the_dtype_names_are_torchs_own() -> None:
             y = torch.zeros(2, dtype=dtype)
             with pytest.raises(RuntimeError, match=f"got {name} for the destination"):
                 y[torch.tensor([0, 1])] = torch.zeros(2, dtype=other)
+
+
+JVP_INDEXES = {
+    "int": 0,
+    "slice": slice(0, 2),
+    "mask": torch.tensor([True, False, True]),
+    "index tensor": torch.tensor([0, 2]),
+}
+
+
+def _jvp(f: Callable[[torch.Tensor], torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    x = torch.tensor([1.0, -2.0, 3.0])
+    return torch.func.jvp(f, (x,), (torch.tensor([0.5, 0.25, -1.0]),))
+
+
+@pytest.mark.parametrize("where", list(JVP_INDEXES))
+@pytest.mark.parametrize("name", list(RECIPES))
+def test_jvp_of_a_0d_part_and_a_python_float(name: str, where: str) -> None:
+    """Torch 2.13's jvp gives ``a[0] + 1.5`` a float64 tangent; setitem casts it (and
+    raises on it through index tensors)."""
+    index = JVP_INDEXES[where]
+
+    def statement(a: torch.Tensor) -> torch.Tensor:
+        y = a.clone()
+        y[index] = a[0] + 1.5
+        return y
+
+    try:
+        want = _jvp(statement)
+    except RuntimeError:  # index tensors: torch's index_put_ refuses the float64 tangent
+        with pytest.raises((RuntimeError, NotApplicable)):
+            _jvp(lambda a: RECIPES[name](a, index, a[0] + 1.5))
+        return
+    try:
+        got = _jvp(lambda a: RECIPES[name](a, index, a[0] + 1.5))
+    except NotApplicable:
+        return
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype, (got, want)
+        assert torch.equal(g, w), (got, want)
+
+
+@pytest.mark.parametrize("where", list(JVP_INDEXES))
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide"])
+def test_jvp_of_at_ops_with_a_python_float(op: str, where: str) -> None:
+    index = JVP_INDEXES[where]
+
+    def statement(a: torch.Tensor) -> torch.Tensor:
+        y = a.clone()
+        y[index] = STATEMENTS[op](y[index], 1.5)
+        return y
+
+    want = _jvp(statement)
+    got = _jvp(lambda a: getattr(at(a)[index], op)(1.5))
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype, (got, want)
+        assert torch.allclose(g, w), (got, want)
+
+
+VMAP_INDEXES = {
+    "int": 0,
+    "slice": slice(0, 20),
+    "mask": torch.arange(40) % 3 == 0,
+    "index tensor": torch.tensor([0, 2, 7]),
+}
+
+
+@pytest.mark.parametrize("where", list(VMAP_INDEXES))
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "power"])
+@pytest.mark.parametrize(
+    ("dtype", "value_dtype"),
+    [
+        (torch.bfloat16, torch.float32),
+        (torch.bfloat16, torch.float64),
+        (torch.float16, torch.float32),
+        (torch.float16, torch.float64),
+        (torch.float16, torch.bfloat16),
+        (torch.float32, torch.float64),
+    ],
+    ids=str,
+)
+def test_at_ops_under_vmap_read_a_batched_0d_value_as_the_kernel_reads_it(
+    dtype: torch.dtype, value_dtype: torch.dtype, op: str, where: str
+) -> None:
+    """Per example, ``y[i] *= v`` reads a 0-d ``v`` in float32 for a float16 or bfloat16
+    ``y`` (``mul`` and ``div``); vmap's own rule rounds it to ``y``'s dtype first."""
+    index = VMAP_INDEXES[where]
+    generator = torch.Generator().manual_seed(7)
+    x = (torch.randn(40, generator=generator) * 3).to(dtype).abs()
+    values = torch.randn(6, generator=generator, dtype=torch.float64).to(value_dtype)
+    statement = {
+        "add": "__iadd__",
+        "subtract": "__isub__",
+        "multiply": "__imul__",
+        "divide": "__itruediv__",
+        "power": "__ipow__",
+    }[op]
+
+    def one(v: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        y[index] = getattr(y[index], statement)(v)
+        return y
+
+    want = torch.stack([one(v) for v in values])
+    got = torch.vmap(lambda v: getattr(at(x)[index], op)(v))(values)
+    assert torch.equal(got.nan_to_num(), want.nan_to_num()), (got - want).abs().max()
+
+
+@pytest.mark.parametrize("where", list(JVP_INDEXES))
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "power"])
+@pytest.mark.parametrize(
+    ("dtype", "value_dtype"),
+    [
+        (torch.bfloat16, torch.float32),
+        (torch.float16, torch.float32),
+        (torch.float16, torch.float64),
+        (torch.float32, torch.float64),
+    ],
+    ids=str,
+)
+def test_at_ops_under_jvp_give_the_tangent_of_the_in_place_op(
+    dtype: torch.dtype, value_dtype: torch.dtype, op: str, where: str
+) -> None:
+    """``y[0] /= v``'s forward rule reads the result rounded to ``y``'s dtype."""
+    index = JVP_INDEXES[where]
+    if isinstance(index, torch.Tensor) and index.dtype is torch.bool:
+        index = torch.tensor([True, False, True, False, True])
+    generator = torch.Generator().manual_seed(1)
+    x = (torch.randn(5, generator=generator) * 3).abs().to(dtype)
+    dx = torch.randn(5, generator=generator).to(dtype)
+    v = torch.randn((), generator=generator, dtype=torch.float64).to(value_dtype)
+    dv = torch.randn((), generator=generator, dtype=torch.float64).to(value_dtype)
+    method = {"divide": "__itruediv__", "power": "__ipow__"}.get(op)
+
+    def statement(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        y = a.clone()
+        part = y[index]
+        y[index] = getattr(part, method)(b) if method else STATEMENTS[op](part, b)
+        return y
+
+    want = torch.func.jvp(statement, (x, v), (dx, dv))
+    got = torch.func.jvp(lambda a, b: getattr(at(a)[index], op)(b), (x, v), (dx, dv))
+    for g, w in zip(got, want, strict=True):
+        assert torch.equal(g.nan_to_num(), w.nan_to_num()), (g, w)

@@ -72,6 +72,7 @@ _IN_PLACE = {
 _DISABLED = torch._C._disabled_torch_function_impl
 _current_level = torch._C._functorch.maybe_current_level
 _is_batched = torch._C._functorch.is_batchedtensor
+_level_of = torch._C._functorch.maybe_get_level
 
 
 def _check_mode(mode: str | None) -> None:
@@ -573,18 +574,48 @@ def _in_place(op: Op, part: Tensor, value: Any) -> Tensor:
     """``part op= value`` as torch computes it (``part`` is a copy, not a view of
     ``x``): torch's in-place op itself, with its casts, checks and errors (and
     its rules for operands on another device); ``min`` and ``max``,
-    ``torch.minimum(part, value)``. Inside ``torch.func`` transforms, where vmap
-    refuses an in-place op whose operand is batched and ``part`` is not, the
-    out-of-place op, checked and cast as the in-place one."""
+    ``torch.minimum(part, value)``. Inside ``torch.func`` transforms, the
+    in-place op where ``part`` is of the innermost grad or jvp level; else the
+    out-of-place op, checked and cast as the in-place one (vmap refuses an
+    in-place op whose operand is batched and ``part`` is not, and has no
+    batching rule for ``pow_``; grad transforms refuse one that writes a
+    captured tensor)."""
     if op in _REDUCE:
         return _COMBINE[op](part, _other(value, part))
-    if _current_level() is None:
+    level = _current_level()
+    if level is None or (_level_of(part) == level and not _is_batched(part)):
+        # (inside grad or jvp, where part is of its innermost level: torch's in-place op
+        # works there, and its forward rule reads the rounded result, as `y[0] /= v` does)
         return getattr(part, _IN_PLACE[op])(value)  # type: ignore[no-any-return]
-    new = _COMBINE[op](part, value)
+    if _scalar_in_opmath(op, part, value):
+        # a batched 0-d value of higher precision: vmap's rule rounds it to part's dtype
+        # first, where the kernel reads a scalar in the dtype it computes in
+        result = torch.result_type(part, value)
+        compute = _opmath(result)
+        new = _COMBINE[op](part.to(compute), value.to(compute)).to(result)
+    else:
+        new = _COMBINE[op](part, value)
     if _kind(new.dtype) > _kind(part.dtype):
         raise _cannot_cast(new.dtype, part.dtype)
     _check_in_place_shape(part, new)
     return new.to(part.dtype)
+
+
+def _scalar_in_opmath(op: Op, part: Tensor, value: Any) -> bool:
+    """Whether ``part op value`` under ``vmap`` must read ``value`` as the kernel reads a
+    scalar: a batched 0-d value of another dtype than the float16 or bfloat16 result it
+    joins (``y[1:] *= v`` on bfloat16 ``y`` with a float32 ``v`` per example). Torch
+    2.13's CPU kernels for ``mul`` and ``div`` read such a scalar in float32; ``add`` and
+    ``sub`` round it to the result's dtype first, as vmap's rule does."""
+    return (
+        op in ("multiply", "divide")
+        and isinstance(value, Tensor)
+        and value.ndim == 0
+        and part.ndim > 0
+        and _is_batched(value)
+        and value.dtype is not part.dtype
+        and torch.result_type(part, value) in (torch.float16, torch.bfloat16)
+    )
 
 
 def _update_batched_mask(x: Tensor, plan: IndexPlan, op: Op, value: Any) -> Tensor:

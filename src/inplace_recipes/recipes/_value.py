@@ -77,6 +77,7 @@ _UINT64 = torch.uint64
 _DISABLED = torch._C._disabled_torch_function_impl
 _current_level = torch._C._functorch.maybe_current_level
 _is_batched = torch._C._functorch.is_batchedtensor
+_unpack_dual = torch.autograd.forward_ad.unpack_dual
 #: torch 2.13's own message, from ``masked_fill_`` (``index_put_`` hands it a
 #: uint8 mask with a one-element value).
 _UINT8_MASKED_FILL = (
@@ -123,6 +124,8 @@ def setitem_value(
         and not plan.uint8_mask
         and value.device == x.device
     ):
+        if value.ndim == 0 and in_transform():
+            return _tangent_cast(x, index, plan, value)
         return cast(Tensor, value)
     if not isinstance(value, Tensor):
         number = _number(value, x.dtype)
@@ -132,6 +135,29 @@ def setitem_value(
             return number
         return torch.scalar_tensor(number, dtype=x.dtype, device=x.device)
     return _tensor_value(x, index, plan, value)
+
+
+def _tangent_cast(x: Tensor, index: Any, plan: IndexPlan, value: Tensor) -> Tensor:
+    """A 0-d ``value`` of ``x``'s dtype inside a transform, with a tangent of another
+    dtype cast as setitem casts it, or refused as setitem refuses it.
+
+    Torch 2.13's ``torch.func.jvp`` gives a 0-d tensor combined with a Python float a
+    float64 tangent (``a[0] + 1.5`` for a float32 ``a``). Setitem's ``copy_`` and
+    ``masked_fill_`` cast it; its ``index_put_`` raises (``Index put requires the source and
+    destination dtypes match``). A copy in ``x``'s dtype casts the tangent with the value
+    (``_to_copy``'s forward rule).
+    """
+    tangent = _unpack_dual(value).tangent  # type: ignore[no-untyped-call]
+    if tangent is None or tangent.dtype is value.dtype:
+        return value
+    on_cpu = value.device.type == "cpu" and not (_is_batched(value) or _is_batched(x))
+    if setitem_path(x, index, plan, 1, on_cpu) == "index_put":
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{_scalar_type(x.dtype)} for the destination and {_scalar_type(tangent.dtype)} for "
+            "the source."
+        )
+    return value.to(x.dtype, copy=True)
 
 
 def setitem_path(x: Tensor, index: Any, plan: IndexPlan, numel: int, on_cpu: bool) -> Path:

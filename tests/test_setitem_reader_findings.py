@@ -328,3 +328,33 @@ def test_at_ops_under_jvp_give_the_tangent_of_the_in_place_op(
     got = torch.func.jvp(lambda a, b: getattr(at(a)[index], op)(b), (x, v), (dx, dv))
     for g, w in zip(got, want, strict=True):
         assert torch.equal(g.nan_to_num(), w.nan_to_num()), (g, w)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("op", ["add", "multiply", "max", "power"])
+@pytest.mark.parametrize(
+    "index",
+    [
+        (torch.tensor([True, False, True, True, False]), 1),
+        (slice(None), torch.tensor([True, False, True])),
+        (1, torch.tensor([True, False, True])),
+        (Ellipsis, torch.tensor([True, False, True])),
+    ],
+    ids=["mask, int", "slice, mask", "int, mask", "..., mask"],
+)
+def test_at_ops_through_a_mask_beside_other_indices_compile_with_fullgraph(
+    index: tuple[Any, ...], op: str, dynamic: bool
+) -> None:
+    """No count of repeated positions to read: masks never repeat a position. (Two masks
+    side by side fail inside Dynamo for torch's own ``y[m1, m2] += 2.5`` as well.)"""
+    torch._dynamo.reset()
+    x = torch.arange(15.0).reshape(5, 3)
+    compiled = torch.compile(
+        lambda a: getattr(at(a)[index], op)(2.5),
+        fullgraph=True,
+        backend="aot_eager",
+        dynamic=dynamic,
+    )
+    y = x.clone()
+    y[index] = STATEMENTS[op](y[index], 2.5)
+    assert torch.equal(compiled(x), y)

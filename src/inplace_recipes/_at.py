@@ -720,7 +720,9 @@ def _in_rounds(x: Tensor, positions: Tensor, step: Any, op: Op, plan: IndexPlan)
     derivative (``1 / 0`` for a zero divisor) cannot reach its gradient; a
     Python number or any other 0-d tensor goes to the op as it is."""
     occurrence = _occurrence(positions)
-    if (
+    if plan.distinct_by_construction():
+        rounds = 1  # no count to read: a mask beside ints compiles with fullgraph=True
+    elif (
         torch.compiler.is_compiling()
         or _index_tensors_batched(plan)
         or positions.is_meta

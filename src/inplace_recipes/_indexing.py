@@ -459,6 +459,28 @@ class IndexPlan(ReadIndex):
             raise TypeError("cannot check an index batched by vmap for duplicate positions")
         return bool(flat.numel() != torch.unique(flat).numel())
 
+    def distinct_by_construction(self) -> bool:
+        """Whether no two elements of ``x[index]`` can be the same element of ``x``,
+        known without reading the index: masks beside ints, slices, ``...`` and
+        ``None``, with no other index tensor (the coordinates of a mask's True
+        elements never repeat, and an int pairs each with one column).
+
+        >>> x = torch.zeros(3, 2)
+        >>> IndexPlan.of(x, (torch.tensor([True, False, True]), 1)).distinct_by_construction()
+        True
+        >>> IndexPlan.of(x, (torch.tensor([True, False, True]), torch.tensor([1, 1]))).distinct_by_construction()
+        False
+        """
+        masks = 0
+        for part in self.index:
+            if isinstance(part, Tensor):
+                if part.dtype is not torch.bool or part.ndim == 0:
+                    return False
+                masks += 1
+            elif type(part) is bool:
+                return False
+        return masks > 0
+
     def duplicates_checkable(self) -> bool:
         """Whether :meth:`has_duplicates` can run here: not while ``torch.compile``
         traces, and not on an index that ``vmap`` batches.

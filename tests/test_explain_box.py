@@ -28,7 +28,12 @@ ROOT = Path(__file__).resolve().parents[1]
 BOX = ROOT / "docs" / "_static" / "error-box.js"
 DATA = [
     Path(__file__).parent / "data" / name
-    for name in ("real_errors.json", "fresh_errors.json", "unseen_errors.json")
+    for name in (
+        "real_errors.json",
+        "fresh_errors.json",
+        "unseen_errors.json",
+        "unseen2_errors.json",
+    )
 ]
 NODE = shutil.which("node")
 

@@ -129,11 +129,11 @@ def right_sections(item: dict[str, Any]) -> set[str]:
     """The sections that cover the item's message."""
     message = " ".join(item["message"].split())
     family = item["message_family"]
-    if family == "other" and "expected_section_by_hand" in item:
+    if family == "other" and item["id"] in BY_HAND:
+        return BY_HAND[item["id"]]
+    if family == "other":  # the fourth set's collector named a section (or none)
         judged = item["expected_section_by_hand"]
         return set() if judged is None else {judged}
-    if family == "other":
-        return BY_HAND[item["id"]]
     if family == "multi-output-view" and (
         "multiple views" in message or _MULTI_NODE.search(message)
     ):
@@ -170,8 +170,10 @@ def score(split: str) -> dict[str, Any]:
     misses: Counter[str] = Counter()
     for item in items:
         explained = explain(item["message"])
-        if explained.slug in right_sections(item):
-            right += 1
+        if explained.slug in right_sections(item) or (
+            explained.slug is None and not right_sections(item)
+        ):
+            right += 1  # (a message that no section fits is right without one)
         elif explained.slug is not None:
             wrong += 1
             misses[f"{item['id']}: {explained.slug}"] += 1
@@ -302,6 +304,25 @@ def test_the_unseen_set_gets_no_wrong_section_and_keeps_its_measured_rates() -> 
     that fit. The set is no longer unseen. This test keeps those rates from falling.
     """
     _keeps_its_rates("unseen", items=63, right=61, judged=37, fitting=34)
+
+
+def test_the_fourth_set_gets_no_wrong_section_and_keeps_its_measured_rates() -> None:
+    """Scored once, on the design of commit 101f050 (the data and the rules above committed
+    first), by the code of that commit.
+
+    As scored: 56 of 61 right sections (91.8%), none wrong, a first fix that fits for all 20
+    judged (100%). One of the five without a section was the out-of-scope control message
+    (``you can only change requires_grad flags of leaf variables``), where no section is
+    right: the committed rules said any section is wrong there, and the code counted none as
+    a miss. Counted as the rule meant, 57 of 61 (93.4%; the issue's target is 95%). Of the
+    four misses, three hold no error text at all: each is a traceback cut before its error
+    line, whose words are only in the thread's title (the collector had meant to use the
+    title there). The fourth is torch 0.1-0.2's ``leaf variable was used in an inplace
+    operation``, raised in backward, which no wording had. After that scoring the misses
+    were read, and the leaf section gained that wording: 58 of 61 (95.1%), 20 of 20. The
+    set is no longer unseen. This test keeps those rates from falling.
+    """
+    _keeps_its_rates("unseen2", items=61, right=58, judged=20, fitting=20)
 
 
 def _first_matching_wording(message: str) -> tuple[str, str] | None:

@@ -259,6 +259,12 @@ ERRORS: tuple[ErrorKind, ...] = (
                 r"operation",
                 "a leaf Variable that requires grad has been used in an in-place operation.",
             ),
+            Wording(
+                "0.1 to 0.2: in backward, at a leaf that an in-place op had changed",
+                r"[Ll]eaf variable was used in an inplace operation",
+                "leaf variable was used in an inplace operation",
+                seen="https://github.com/pytorch/pytorch/issues/2512",
+            ),
         ),
         (
             Cause(

@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from inplace_recipes import RECIPES, NotApplicable, at
+from inplace_recipes.recipes import RECORDS
 
 Op = Callable[[torch.Tensor, Any], torch.Tensor]
 #: y[index] op= value as torch runs it, on the copy that indexing with a mask gives.
@@ -358,3 +359,59 @@ def test_at_ops_through_a_mask_beside_other_indices_compile_with_fullgraph(
     y = x.clone()
     y[index] = STATEMENTS[op](y[index], 2.5)
     assert torch.equal(compiled(x), y)
+
+
+NUMBERS = [
+    (torch.int8, 300),
+    (torch.int8, 300.0),
+    (torch.uint8, 256),
+    (torch.float32, 1e39),
+    (torch.float32, -1e39),
+    (torch.float32, float("inf")),
+    (torch.float32, torch.finfo(torch.float32).max),
+    (torch.float16, 1e6),
+    (torch.float64, 1e300),
+]
+NUMBER_INDEXES = {
+    "int past the end": 5,
+    "int": 0,
+    "index tensor past the end": torch.tensor([5]),
+    "index tensor": torch.tensor([0]),
+    "empty index tensor": torch.tensor([], dtype=torch.long),
+    "mask of another length": torch.tensor([True, False]),
+    "two ints into 1-d": (0, 0),
+    "slice": slice(None),
+}
+
+
+@pytest.mark.parametrize("shape", [(3,), (0,)], ids=["3 elements", "empty"])
+@pytest.mark.parametrize("where", list(NUMBER_INDEXES))
+@pytest.mark.parametrize(("dtype", "number"), NUMBERS, ids=str)
+def test_a_number_that_the_dtype_cannot_hold_raises_first(
+    dtype: torch.dtype, number: float, where: str, shape: tuple[int, ...]
+) -> None:
+    """Setitem converts a Python number before it reads the index: the overflow comes
+    before the index's error, and scatter on an empty ``x`` raises it too."""
+    index = NUMBER_INDEXES[where]
+    x = torch.zeros(shape, dtype=dtype)
+    y = x.clone()
+    try:
+        y[index] = number
+        want: torch.Tensor | type[Exception] = y
+    except Exception as error:  # noqa: BLE001 - torch's error is the answer
+        want = type(error)
+    writers = {name: RECIPES[name] for name in RECIPES}
+    writers["at"] = lambda a, i, v: at(a)[i].set(v)
+    for name, write in writers.items():
+        if isinstance(want, type):
+            with pytest.raises((want, NotApplicable)):
+                write(x, index, number)
+            continue
+        try:
+            got = write(x, index, number)
+        except NotApplicable:
+            continue
+        assert got.dtype == want.dtype, name
+        if name in RECORDS and RECORDS[name].not_exact and not bool(want.isfinite().all()):
+            continue  # the mask blend's declared exception: non-finite values
+        assert torch.equal(got, want), (name, got, want)

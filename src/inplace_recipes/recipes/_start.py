@@ -5,7 +5,8 @@ A planned recipe is a function ``write(x, index, value, plan)``; its record
 ``recipe(x, index, value)`` with :func:`planned`, which first
 
 1. plans the index (:meth:`IndexPlan.of <inplace_recipes._indexing.IndexPlan.of>`:
-   torch's errors for a bad int, slice or mask);
+   torch's errors for a bad int, slice or mask, after the error of a Python number that
+   ``x``'s dtype cannot hold, which setitem raises first);
 2. on the meta device, with an index tensor, writes with setitem itself
    (:func:`_on_meta`);
 3. makes the value what setitem makes of it, or raises setitem's error
@@ -30,7 +31,7 @@ import torch
 from torch import Tensor
 
 from .._indexing import IndexPlan
-from ._value import FLOAT_DTYPES, setitem_value
+from ._value import float_as_it_is, number_error, setitem_value
 
 if TYPE_CHECKING:
     from ._record import RecipeRecord
@@ -63,10 +64,21 @@ def planned(record: RecipeRecord) -> Recipe:
     batched_masks = bool(record.not_with_batched_masks)
 
     def recipe(x: Tensor, index: Any, value: Any) -> Tensor:
-        plan = IndexPlan.of(x, index)
+        try:
+            plan = IndexPlan.of(x, index)
+        except Exception:
+            error = number_error(x, value)  # a number's error comes first, as in setitem
+            if error is None:
+                raise
+            raise error from None
         if plan.kind != "basic" and x.is_meta:
             return _on_meta(x, index, value)
-        if type(value) is float and numbers and x.dtype in FLOAT_DTYPES and not plan.uint8_mask:
+        if (
+            type(value) is float
+            and numbers
+            and float_as_it_is(x.dtype, value)
+            and not plan.uint8_mask
+        ):
             v: Tensor | float = value  # setitem_value's first case, without the call
         else:
             v = setitem_value(x, index, plan, value, numbers=numbers)

@@ -63,7 +63,15 @@ from torch import Tensor
 
 from .._indexing import IndexPlan
 
-__all__ = ["FLOAT_DTYPES", "Path", "in_transform", "setitem_path", "setitem_value"]
+__all__ = [
+    "FLOAT_DTYPES",
+    "Path",
+    "float_as_it_is",
+    "in_transform",
+    "number_error",
+    "setitem_path",
+    "setitem_value",
+]
 
 #: Dtypes that a Python float is written into exactly as setitem writes it,
 #: so a recipe that takes numbers is handed it as it is, with no tensor to build.
@@ -72,6 +80,8 @@ FLOAT_DTYPES = (torch.float32, torch.float64)
 Path = Literal["copy", "masked_fill", "index_put"]
 
 _STRIDED = torch.strided
+_FLOAT32, _FLOAT64 = FLOAT_DTYPES
+_FLOAT32_MAX = torch.finfo(torch.float32).max
 _INT64 = 1 << 63
 _UINT64 = torch.uint64
 _DISABLED = torch._C._disabled_torch_function_impl
@@ -83,6 +93,18 @@ _unpack_dual = torch.autograd.forward_ad.unpack_dual
 _UINT8_MASKED_FILL = (
     "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
 )
+
+
+def float_as_it_is(dtype: torch.dtype, value: float) -> bool:
+    """Whether setitem writes the float ``value`` into ``dtype`` exactly as the recipes that
+    take numbers write it: float64, or float32 within its range (torch raises ``value cannot
+    be converted to type float without overflow`` past it; an infinity or nan goes the slow
+    way, as a tensor, which holds it).
+
+    >>> float_as_it_is(torch.float32, 1.5), float_as_it_is(torch.float32, 1e39)
+    (True, False)
+    """
+    return dtype is _FLOAT64 or (dtype is _FLOAT32 and -_FLOAT32_MAX <= value <= _FLOAT32_MAX)
 
 
 def in_transform() -> bool:
@@ -114,7 +136,7 @@ def setitem_value(
     """
     tp = type(value)
     if tp is float and not plan.uint8_mask:  # the common values, first
-        if numbers and x.dtype in FLOAT_DTYPES:
+        if numbers and float_as_it_is(x.dtype, value):
             return cast(float, value)
         return torch.scalar_tensor(value, dtype=x.dtype, device=x.device)
     if (
@@ -131,7 +153,7 @@ def setitem_value(
         number = _number(value, x.dtype)
         if plan.uint8_mask and setitem_path(x, index, plan, 1, True) == "masked_fill":
             raise RuntimeError(_UINT8_MASKED_FILL)
-        if numbers and type(number) is float and x.dtype in FLOAT_DTYPES:
+        if numbers and type(number) is float and float_as_it_is(x.dtype, number):
             return number
         return torch.scalar_tensor(number, dtype=x.dtype, device=x.device)
     return _tensor_value(x, index, plan, value)
@@ -158,6 +180,24 @@ def _tangent_cast(x: Tensor, index: Any, plan: IndexPlan, value: Tensor) -> Tens
             "the source."
         )
     return value.to(x.dtype, copy=True)
+
+
+def number_error(x: Tensor, value: Any) -> Exception | None:
+    """Setitem's error for a Python number that ``x``'s dtype cannot hold (``None`` for a
+    tensor or a number it can hold). Torch converts a number before it reads the index,
+    so that this error comes before the index's: ``y[5] = 300`` into three int8 elements
+    raises the overflow, not the ``IndexError``.
+
+    >>> number_error(torch.zeros(3, dtype=torch.int8), 300)
+    RuntimeError('value cannot be converted to type int8_t without overflow')
+    """
+    if isinstance(value, Tensor) or not isinstance(x, Tensor):
+        return None
+    try:
+        torch.scalar_tensor(_number(value, x.dtype), dtype=x.dtype)
+    except Exception as error:  # noqa: BLE001 - torch's error is the answer
+        return error
+    return None
 
 
 def setitem_path(x: Tensor, index: Any, plan: IndexPlan, numel: int, on_cpu: bool) -> Path:

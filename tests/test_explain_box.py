@@ -33,6 +33,7 @@ DATA = [
         "fresh_errors.json",
         "unseen_errors.json",
         "unseen2_errors.json",
+        "unseen5_errors.json",
     )
 ]
 NODE = shutil.which("node")

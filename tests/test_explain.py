@@ -316,6 +316,12 @@ SHOWN_PASTES: list[tuple[str, str | None]] = [
     (f"    x[mask] = 0\n{_LEAF}", "own-write"),
     (f"DistributedDataParallel, two forwards, then backward:\n{_SAVED}", "ddp-buffers"),
     (f"[rank1]: {_SAVED} (DDP with BatchNorm)", "ddp-buffers"),
+    # a GAN's words, or an optimizer's step: the step between a forward and its backward
+    (f"Training a GAN:\n{_SAVED}", "step-between"),
+    (f"{_SAVED}\noptimizerD.step() runs before lossG.backward()", "step-between"),
+    (f"errD = criterion(netD(fake), label)\n{_SAVED}", "step-between"),
+    (f"{_SAVED}\nI call optimizer.step() and then the second backward", "step-between"),
+    (f"{_SAVED} (the generator's loss after the discriminator's update)", "step-between"),
     (
         f"{_SAVED}: [torch.cuda.FloatTensor [64]] is at version 3; expected version 2 instead. DDP",
         "ddp-buffers",

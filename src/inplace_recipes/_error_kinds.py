@@ -205,6 +205,11 @@ _OTHER_WRITTEN = (
 )
 #: The paste names DistributedDataParallel.
 _DDP_NAMED = r"DistributedDataParallel|\bDDP\b"
+#: The paste names a GAN, its discriminator or its two optimizers, or an optimizer's step:
+#: the weights a step updates between one loss's forward and its backward.
+_STEP_NAMED = (
+    r"\bGANs?\b|[Dd]iscriminator|\b(?:net|opt|optimizer)_?[DG]\b|\boptimizer\w{0,20}\.step\(\)"
+)
 
 #: The innermost frame of a pasted traceback (or a warning's location) is a file of
 #: another library than torch: that library wrote in place.
@@ -379,6 +384,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 _STEP_FIX,
                 "reorder-step-after-backward",
                 when=_SAVED_WEIGHT,
+                first_when=_STEP_NAMED,
             ),
             Cause(
                 "view-written",

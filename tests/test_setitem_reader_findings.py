@@ -415,3 +415,33 @@ def test_a_number_that_the_dtype_cannot_hold_raises_first(
         if name in RECORDS and RECORDS[name].not_exact and not bool(want.isfinite().all()):
             continue  # the mask blend's declared exception: non-finite values
         assert torch.equal(got, want), (name, got, want)
+
+
+def test_scatter_writes_the_bits_of_a_bfloat16_nan_as_torchs_scatter_kernel_does() -> None:
+    """A followed torch quirk, not a difference of the recipe: torch 2.13's own bfloat16
+    ``scatter`` kernel writes a nan as 0xFFFF where setitem writes 0x7FC0; nan either way."""
+    x = torch.zeros(4, dtype=torch.bfloat16)
+    index = torch.tensor([1, 2])
+    nan = torch.full((2,), float("nan"), dtype=torch.bfloat16)
+    y = x.clone()
+    y[index] = nan
+    got = RECIPES["scatter"](x, index, nan)
+    assert torch.equal(got.view(torch.int16), x.scatter(0, index, nan).view(torch.int16))
+    assert bool(got[1:3].isnan().all())
+    assert got.view(torch.int16)[1].item() != y.view(torch.int16)[1].item()  # the quirk
+
+
+def test_a_meta_value_into_a_cpu_x_raises_torchs_copy_error() -> None:
+    """Torch 2.13's setitem writes nothing there and raises nothing (``y`` stays zeros); the
+    recipes raise the error of copying out of a meta tensor, which names the problem."""
+    x = torch.zeros(3)
+    index = torch.tensor([0, 2])
+    value = torch.ones(2, device="meta")
+    y = x.clone()
+    y[index] = value
+    assert torch.equal(y, x)
+    for name in RECIPES:
+        if name == "clone":  # setitem itself
+            continue
+        with pytest.raises((NotImplementedError, NotApplicable), match=r"meta|takes only"):
+            RECIPES[name](x, index, value)

@@ -316,11 +316,13 @@ SHOWN_PASTES: list[tuple[str, str | None]] = [
     (f"    x[mask] = 0\n{_LEAF}", "own-write"),
     (f"DistributedDataParallel, two forwards, then backward:\n{_SAVED}", "ddp-buffers"),
     (f"[rank1]: {_SAVED} (DDP with BatchNorm)", "ddp-buffers"),
-    # a GAN's words, or an optimizer's step: the step between a forward and its backward
+    # a GAN's names: one network's step between the other's forward and its backward
     (f"Training a GAN:\n{_SAVED}", "step-between"),
+    (f"my DCGAN: {_SAVED}", "step-between"),
     (f"{_SAVED}\noptimizerD.step() runs before lossG.backward()", "step-between"),
     (f"errD = criterion(netD(fake), label)\n{_SAVED}", "step-between"),
-    (f"{_SAVED}\nI call optimizer.step() and then the second backward", "step-between"),
+    (f"    opt_d.step()\n{_SAVED}", "step-between"),
+    (f"d_optimizer.zero_grad()\n{_SAVED}", "step-between"),
     (f"{_SAVED} (the generator's loss after the discriminator's update)", "step-between"),
     (
         f"{_SAVED}: [torch.cuda.FloatTensor [64]] is at version 3; expected version 2 instead. DDP",
@@ -360,6 +362,9 @@ SHOWN_PASTES: list[tuple[str, str | None]] = [
     (f"----> 2 y = f(x)\n      3 x += 1\n\n{_LEAF}", None),
     (f'    conv.weight.fill_(1)\n  File "torch/x.py", line 9, in f\n    g()\n{_LEAF}', None),
     (f"    ob[i] = torch.roll(ob[i], 1, dims=1)\n{_VIEW}", None),
+    # a training loop's step in its right place, or words that only look alike
+    (f"    loss.backward()\n    optimizer.step()\n{_SAVED}", None),
+    (f"train_generator = DataGenerator(files)\n{_SAVED} (a discriminatory loss)", None),
 ]
 
 

@@ -205,10 +205,13 @@ _OTHER_WRITTEN = (
 )
 #: The paste names DistributedDataParallel.
 _DDP_NAMED = r"DistributedDataParallel|\bDDP\b"
-#: The paste names a GAN, its discriminator or its two optimizers, or an optimizer's step:
-#: the weights a step updates between one loss's forward and its backward.
-_STEP_NAMED = (
-    r"\bGANs?\b|[Dd]iscriminator|\b(?:net|opt|optimizer)_?[DG]\b|\boptimizer\w{0,20}\.step\(\)"
+#: The paste names a GAN (``DCGAN``, ``CycleGAN``), its discriminator or its two networks'
+#: or optimizers' names (``netD``, ``optimizerG``, ``opt_d``, ``d_optimizer``): the weights
+#: one network's step updates between the other's forward and backward. (Not a bare
+#: ``optimizer.step()``: a pasted training loop shows one in its right place too.)
+_GAN_NAMED = (
+    r"GANs?\b|\bgans?\b|\b[Dd]iscriminators?\b|\bDISCRIMINATOR\b"
+    r"|\b(?:net|opt|optim|optimizer)_?[DGdg]\b|\b[dg]_?(?:opt|optim|optimizer)\b"
 )
 
 #: The innermost frame of a pasted traceback (or a warning's location) is a file of
@@ -265,7 +268,8 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "a leaf Variable that requires grad has been used in an in-place operation.",
             ),
             Wording(
-                "0.1 to 0.2: in backward, at a leaf that an in-place op had changed",
+                "0.1 to 0.2: raised in backward, at a leaf that an in-place op had changed (or "
+                "one on a tensor sharing its version counter)",
                 r"[Ll]eaf variable was used in an inplace operation",
                 "leaf variable was used in an inplace operation",
                 seen="https://github.com/pytorch/pytorch/issues/2512",
@@ -384,7 +388,7 @@ ERRORS: tuple[ErrorKind, ...] = (
                 _STEP_FIX,
                 "reorder-step-after-backward",
                 when=_SAVED_WEIGHT,
-                first_when=_STEP_NAMED,
+                first_when=_GAN_NAMED,
             ),
             Cause(
                 "view-written",

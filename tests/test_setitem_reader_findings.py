@@ -445,3 +445,59 @@ def test_a_meta_value_into_a_cpu_x_raises_torchs_copy_error() -> None:
             continue
         with pytest.raises((NotImplementedError, NotApplicable), match=r"meta|takes only"):
             RECIPES[name](x, index, value)
+
+
+def test_a_0d_value_inside_jvp_of_vmap_is_written() -> None:
+    """Second reader: the tangent's dtype cannot be read under vmap (no batching rule for
+    unpacking a dual tensor); the value goes on as it is, as before."""
+    xs, vs = torch.rand(3, 4), torch.rand(3)
+    tangents = (torch.ones_like(xs), torch.ones_like(vs))
+
+    def loop(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.stack([_set_first(a[i], b[i]) for i in range(3)])
+
+    want = torch.func.jvp(loop, (xs, vs), tangents)
+    writes = [
+        lambda x, v: at(x)[0].set(v),
+        lambda x, v: RECIPES["index_put"](x, torch.tensor([0]), v),
+        lambda x, v: RECIPES["where"](x, torch.tensor([True, False, False, False]), v),
+    ]
+    for write in writes:
+        got = torch.func.jvp(lambda a, b, w=write: torch.func.vmap(w)(a, b), (xs, vs), tangents)
+        assert torch.equal(got[0], want[0])
+        assert torch.equal(got[1], want[1])
+
+
+def _set_first(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y[0] = v
+    return y
+
+
+@pytest.mark.parametrize("name", list(RECIPES))
+def test_under_jvp_an_index_past_the_end_raises_before_the_tangents_dtype(name: str) -> None:
+    x, a = torch.zeros(4), torch.ones(3)
+    with pytest.raises(IndexError):
+        torch.func.jvp(lambda b: RECIPES[name](x, torch.tensor([9]), b[0] + 1.5), (a,), (a,))
+
+
+def test_at_set_raises_a_numbers_overflow_before_the_index_error() -> None:
+    x = torch.zeros(0, dtype=torch.int8)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        at(x)[..., 0].set(300)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        at(x)[..., 0].set(300, method="where")
+
+
+def test_vmap_multiply_of_a_0d_part_reads_an_integer_value_as_the_kernel_does() -> None:
+    x = torch.full((3, 4), 3.0, dtype=torch.bfloat16)
+    v = torch.tensor([257, 257, 257])
+    got = torch.func.vmap(lambda a, b: at(a)[0].multiply(b))(x, v)
+    want = torch.stack([_multiply_first(x[i], v[i]) for i in range(3)])
+    assert torch.equal(got, want)
+
+
+def _multiply_first(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y[0] *= v
+    return y

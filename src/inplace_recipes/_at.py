@@ -43,7 +43,7 @@ from torch.fx.experimental.symbolic_shapes import guard_or_true
 from ._indexing import IndexPlan
 from ._pick import best_recipe, quick_recipe
 from .recipes import RECIPES
-from .recipes._value import setitem_value
+from .recipes._value import number_error, setitem_value
 
 __all__ = ["MODES", "Mode", "at"]
 
@@ -401,14 +401,26 @@ class at:  # named like jax.Array.at and array_api_extra.at
         index = self._index
         if method is None and mode is None and index is not at._UNSET and _current_level() is None:
             x = self._x  # the common call, with nothing to check or bound
-            name = quick_recipe(index, value) or best_recipe(x, index, value)
+            try:
+                name = quick_recipe(index, value) or best_recipe(x, index, value)
+            except Exception:
+                error = number_error(x, value)  # a number's error comes first, as in setitem
+                if error is None:
+                    raise
+                raise error from None
             return RECIPES[name](x, index, value)
         _check_mode(mode)
         _check_writable(self._x)
         if method is not None and method not in RECIPES:
             raise ValueError(f"unknown method {method!r}; choose from {', '.join(RECIPES)}")
         x, index, finish = _bounded(self._x, self.index, mode)
-        name = method or best_recipe(x, index, value)
+        try:
+            name = method or best_recipe(x, index, value)
+        except Exception:
+            error = number_error(x, value)  # a number's error comes first, as in setitem
+            if error is None:
+                raise
+            raise error from None
         return finish(RECIPES[name](x, index, value))
 
     def add(self, value: Any, *, mode: Mode | None = None) -> Tensor:
@@ -611,7 +623,6 @@ def _scalar_in_opmath(op: Op, part: Tensor, value: Any) -> bool:
         op in ("multiply", "divide")
         and isinstance(value, Tensor)
         and value.ndim == 0
-        and part.ndim > 0
         and _is_batched(value)
         and value.dtype is not part.dtype
         and torch.result_type(part, value) in (torch.float16, torch.bfloat16)

@@ -169,11 +169,14 @@ def _tangent_cast(x: Tensor, index: Any, plan: IndexPlan, value: Tensor) -> Tens
     destination dtypes match``). A copy in ``x``'s dtype casts the tangent with the value
     (``_to_copy``'s forward rule).
     """
+    if _is_batched(value):  # (vmap has no batching rule for unpacking a dual tensor)
+        return value
     tangent = _unpack_dual(value).tangent  # type: ignore[no-untyped-call]
     if tangent is None or tangent.dtype is value.dtype:
         return value
-    on_cpu = value.device.type == "cpu" and not (_is_batched(value) or _is_batched(x))
+    on_cpu = value.device.type == "cpu" and not _is_batched(x)
     if setitem_path(x, index, plan, 1, on_cpu) == "index_put":
+        plan.check()  # torch's IndexError for an index tensor past the end comes first
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "
             f"{_scalar_type(x.dtype)} for the destination and {_scalar_type(tangent.dtype)} for "

@@ -501,3 +501,28 @@ def _multiply_first(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     y = x.clone()
     y[0] *= v
     return y
+
+
+@pytest.mark.parametrize(
+    ("index", "value"),
+    [
+        (torch.tensor([9]), torch.ones(2)),
+        ([9, 0], torch.ones(3)),
+        (torch.tensor([9]), torch.ones(1, 2)),
+        (torch.tensor([[0], [9]]), torch.ones(3)),
+    ],
+    ids=["one past the end", "list", "leading one", "2-d index"],
+)
+def test_a_value_that_does_not_fit_raises_before_an_index_past_the_end(
+    index: Any, value: torch.Tensor
+) -> None:
+    """Torch checks the value's shape before an index tensor's bounds. (Open: beside a
+    slice, where ``x[index]``'s shape is read from the positions, which check the bounds.)"""
+    x = torch.zeros(4)
+    y = x.clone()
+    with pytest.raises(Exception) as torch_error:
+        y[index] = value
+    for name in RECIPES:
+        with pytest.raises(Exception) as error:
+            RECIPES[name](x, index, value)
+        assert isinstance(error.value, torch_error.type), (name, error.value)

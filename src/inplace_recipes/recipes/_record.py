@@ -170,10 +170,10 @@ class RecipeRecord:
         if found is None:
             return
         error, message = found
-        if not plan.mask_batched():
-            plan.check()  # torch's error for index tensors that do not fit, first
         if isinstance(written, Tensor) and written.numel() != 1:
-            plan.fit(written)  # a value that does not fit is torch's shape error next
+            plan.fit(written)  # a value that does not fit: torch's shape error, first
+        if not plan.mask_batched():
+            plan.check()  # torch's error for index tensors past the end, next
         raise error(message)
 
     def _refused(self, plan: IndexPlan, value: Any) -> tuple[type[NotApplicable], str] | None:

@@ -19,7 +19,8 @@ A planned recipe is a function ``write(x, index, value, plan)``; its record
    index and shape errors (:meth:`RecipeRecord.refuse
    <inplace_recipes.recipes.RecipeRecord.refuse>`);
 
-then calls ``write``.
+then calls ``write`` (where it raises an index tensor's ``IndexError``, a value that does
+not fit raises torch's shape error instead, which torch checks first).
 """
 
 from __future__ import annotations
@@ -86,7 +87,12 @@ def planned(record: RecipeRecord) -> Recipe:
             return _wide_unsigned(recipe, plan, x, index, v)
         if refuses or (batched_masks and plan.mask_batched()):
             record.refuse(plan, value, v)
-        return write(x, index, v, plan)
+        try:
+            return write(x, index, v, plan)
+        except IndexError:
+            if isinstance(v, Tensor) and v.numel() != 1:
+                plan.fit(v)  # torch's shape error comes before an index tensor's bounds
+            raise
 
     recipe.__doc__ = write.__doc__
     recipe.__name__ = recipe.__qualname__ = write.__name__.lstrip("_")

@@ -244,6 +244,24 @@ def test_jvp_of_at_ops_with_a_python_float(op: str, where: str) -> None:
         assert torch.allclose(g, w), (got, want)
 
 
+#: ``y[i] op= v``'s method for each of at()'s arithmetic ops.
+IN_PLACE_METHODS = {
+    "add": "__iadd__",
+    "subtract": "__isub__",
+    "multiply": "__imul__",
+    "divide": "__itruediv__",
+    "power": "__ipow__",
+}
+#: x's dtype and a value's of another precision.
+MIXED_PRECISION = [
+    (torch.bfloat16, torch.float32),
+    (torch.bfloat16, torch.float64),
+    (torch.float16, torch.float32),
+    (torch.float16, torch.float64),
+    (torch.float16, torch.bfloat16),
+    (torch.float32, torch.float64),
+]
+
 VMAP_INDEXES = {
     "int": 0,
     "slice": slice(0, 20),
@@ -253,19 +271,8 @@ VMAP_INDEXES = {
 
 
 @pytest.mark.parametrize("where", list(VMAP_INDEXES))
-@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "power"])
-@pytest.mark.parametrize(
-    ("dtype", "value_dtype"),
-    [
-        (torch.bfloat16, torch.float32),
-        (torch.bfloat16, torch.float64),
-        (torch.float16, torch.float32),
-        (torch.float16, torch.float64),
-        (torch.float16, torch.bfloat16),
-        (torch.float32, torch.float64),
-    ],
-    ids=str,
-)
+@pytest.mark.parametrize("op", list(IN_PLACE_METHODS))
+@pytest.mark.parametrize(("dtype", "value_dtype"), MIXED_PRECISION, ids=str)
 def test_at_ops_under_vmap_read_a_batched_0d_value_as_the_kernel_reads_it(
     dtype: torch.dtype, value_dtype: torch.dtype, op: str, where: str
 ) -> None:
@@ -275,13 +282,7 @@ def test_at_ops_under_vmap_read_a_batched_0d_value_as_the_kernel_reads_it(
     generator = torch.Generator().manual_seed(7)
     x = (torch.randn(40, generator=generator) * 3).to(dtype).abs()
     values = torch.randn(6, generator=generator, dtype=torch.float64).to(value_dtype)
-    statement = {
-        "add": "__iadd__",
-        "subtract": "__isub__",
-        "multiply": "__imul__",
-        "divide": "__itruediv__",
-        "power": "__ipow__",
-    }[op]
+    statement = IN_PLACE_METHODS[op]
 
     def one(v: torch.Tensor) -> torch.Tensor:
         y = x.clone()
@@ -294,17 +295,8 @@ def test_at_ops_under_vmap_read_a_batched_0d_value_as_the_kernel_reads_it(
 
 
 @pytest.mark.parametrize("where", list(JVP_INDEXES))
-@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "power"])
-@pytest.mark.parametrize(
-    ("dtype", "value_dtype"),
-    [
-        (torch.bfloat16, torch.float32),
-        (torch.float16, torch.float32),
-        (torch.float16, torch.float64),
-        (torch.float32, torch.float64),
-    ],
-    ids=str,
-)
+@pytest.mark.parametrize("op", list(IN_PLACE_METHODS))
+@pytest.mark.parametrize(("dtype", "value_dtype"), MIXED_PRECISION, ids=str)
 def test_at_ops_under_jvp_give_the_tangent_of_the_in_place_op(
     dtype: torch.dtype, value_dtype: torch.dtype, op: str, where: str
 ) -> None:
@@ -317,12 +309,10 @@ def test_at_ops_under_jvp_give_the_tangent_of_the_in_place_op(
     dx = torch.randn(5, generator=generator).to(dtype)
     v = torch.randn((), generator=generator, dtype=torch.float64).to(value_dtype)
     dv = torch.randn((), generator=generator, dtype=torch.float64).to(value_dtype)
-    method = {"divide": "__itruediv__", "power": "__ipow__"}.get(op)
 
     def statement(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         y = a.clone()
-        part = y[index]
-        y[index] = getattr(part, method)(b) if method else STATEMENTS[op](part, b)
+        y[index] = getattr(y[index], IN_PLACE_METHODS[op])(b)
         return y
 
     want = torch.func.jvp(statement, (x, v), (dx, dv))

@@ -9,6 +9,7 @@ failed on the code before its fix.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -402,8 +403,9 @@ def test_a_number_that_the_dtype_cannot_hold_raises_first(
         except NotApplicable:
             continue
         assert got.dtype == want.dtype, name
-        if name in RECORDS and RECORDS[name].not_exact and not bool(want.isfinite().all()):
-            continue  # the mask blend's declared exception: non-finite values
+        spreads = not math.isfinite(number) or not bool(want.isfinite().all())
+        if name in RECORDS and RECORDS[name].not_exact and spreads:
+            continue  # the mask blend's declared exception: a non-finite value, or float16 overflow
         assert torch.equal(got, want), (name, got, want)
 
 

@@ -55,6 +55,7 @@ tensor([1, 0, 1])
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, Literal, cast
 
@@ -98,13 +99,16 @@ _UINT8_MASKED_FILL = (
 def float_as_it_is(dtype: torch.dtype, value: float) -> bool:
     """Whether setitem writes the float ``value`` into ``dtype`` exactly as the recipes that
     take numbers write it: float64, or float32 within its range (torch raises ``value cannot
-    be converted to type float without overflow`` past it; an infinity or nan goes the slow
-    way, as a tensor, which holds it).
+    be converted to type float without overflow`` past it; an infinity or nan it holds).
 
     >>> float_as_it_is(torch.float32, 1.5), float_as_it_is(torch.float32, 1e39)
     (True, False)
+    >>> float_as_it_is(torch.float32, float("-inf")), float_as_it_is(torch.float32, float("nan"))
+    (True, True)
     """
-    return dtype is _FLOAT64 or (dtype is _FLOAT32 and -_FLOAT32_MAX <= value <= _FLOAT32_MAX)
+    return dtype is _FLOAT64 or (
+        dtype is _FLOAT32 and (abs(value) <= _FLOAT32_MAX or not math.isfinite(value))
+    )
 
 
 def in_transform() -> bool:
@@ -193,9 +197,13 @@ def number_error(x: Tensor, value: Any) -> Exception | None:
 
     >>> number_error(torch.zeros(3, dtype=torch.int8), 300)
     RuntimeError('value cannot be converted to type int8_t without overflow')
+    >>> number_error(torch.zeros(3), "a") is None  # not a number: no number's error
+    True
     """
     if isinstance(value, Tensor) or not isinstance(x, Tensor):
         return None
+    if not isinstance(value, (bool, int, float, complex)) and not hasattr(value, "__index__"):
+        return None  # not a number at all: the value's own TypeError, after the index's
     try:
         torch.scalar_tensor(_number(value, x.dtype), dtype=x.dtype)
     except Exception as error:  # noqa: BLE001 - torch's error is the answer

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import torch
+import torch.autograd.forward_ad as fwad
 
 from inplace_recipes import RECIPES, NotApplicable, at
 from inplace_recipes.recipes import RECORDS
@@ -496,25 +497,125 @@ def _multiply_first(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
 
 
 @pytest.mark.parametrize(
-    ("index", "value"),
+    ("shape", "index", "value"),
     [
-        (torch.tensor([9]), torch.ones(2)),
-        ([9, 0], torch.ones(3)),
-        (torch.tensor([9]), torch.ones(1, 2)),
-        (torch.tensor([[0], [9]]), torch.ones(3)),
+        ((4,), torch.tensor([9]), torch.ones(2)),
+        ((4,), [9, 0], torch.ones(3)),
+        ((4,), torch.tensor([9]), torch.ones(1, 2)),
+        ((4,), torch.tensor([[0], [9]]), torch.ones(3)),
+        ((3, 4), (slice(None), torch.tensor([9])), torch.ones(7)),
+        ((3, 4), (torch.tensor([9]), slice(None)), torch.ones(7)),
+        ((3, 4), (slice(0, 2), torch.tensor([0, 9])), torch.ones(3)),
+        ((3, 4), (slice(None), [1, 9]), torch.ones(1, 1, 7)),
+        ((3, 4), (slice(None), torch.tensor([9])), torch.ones(3, 1)),
+        ((3, 4), (slice(None), torch.tensor([9])), torch.ones(1, 1, 3, 1)),
     ],
-    ids=["one past the end", "list", "leading one", "2-d index"],
+    ids=[
+        "one past the end",
+        "list",
+        "leading one",
+        "2-d index",
+        "beside a slice",
+        "before a slice",
+        "beside a part slice",
+        "list beside a slice",
+        "fits beside a slice",
+        "fits with leading ones",
+    ],
 )
 def test_a_value_that_does_not_fit_raises_before_an_index_past_the_end(
-    index: Any, value: torch.Tensor
+    shape: tuple[int, ...], index: Any, value: torch.Tensor
 ) -> None:
-    """Torch checks the value's shape before an index tensor's bounds. (Open: beside a
-    slice, where ``x[index]``'s shape is read from the positions, which check the bounds.)"""
-    x = torch.zeros(4)
+    """Torch checks the value's shape before an index tensor's bounds, also beside a slice,
+    where ``x[index]``'s shape is read without the positions; a value that fits gets the
+    index's ``IndexError``."""
+    x = torch.zeros(shape)
     y = x.clone()
     with pytest.raises(Exception) as torch_error:
         y[index] = value
-    for name in RECIPES:
+    writers = {name: RECIPES[name] for name in RECIPES}
+    writers["at"] = lambda a, i, v: at(a)[i].set(v)
+    for name, write in writers.items():
         with pytest.raises(Exception) as error:
-            RECIPES[name](x, index, value)
+            write(x, index, value)
         assert isinstance(error.value, torch_error.type), (name, error.value)
+    with pytest.raises(Exception) as torch_error:
+        y[index] += value  # reads y[index] first: the index's error comes first here
+    with pytest.raises(Exception) as error:
+        at(x)[index].add(value)
+    assert isinstance(error.value, torch_error.type), ("at add", error.value)
+
+
+#: Decided, not fixed: where torch's own statement raises for a reason that is not the write.
+FLOATS_FOR_JACFWD = [torch.float16, torch.bfloat16, torch.float64]
+
+
+@pytest.mark.parametrize("value_dtype", FLOATS_FOR_JACFWD, ids=str)
+@pytest.mark.parametrize("name", ["mask", "where", "index_put", "scatter", "masked_fill", "at"])
+def test_jacfwd_through_a_mask_with_a_0d_value_of_another_dtype_follows_forward_mode(
+    name: str, value_dtype: torch.dtype
+) -> None:
+    """Torch's own ``jacfwd`` of ``y[m] = v`` (``v`` 0-d, another float dtype) raises
+    ``Index put requires the source and destination dtypes match``: ``jacfwd`` is ``vmap``
+    of ``jvp``, and ``vmap``'s ``index_put_`` does not cast. Torch's forward mode itself
+    (dual tensors) writes it, and the recipes give that Jacobian; ``clone`` runs torch's
+    statement and raises as torch does. If torch's ``jacfwd`` starts to write, this fails."""
+    x = torch.tensor([2.0, 3.0, 4.0])
+    m = torch.tensor([True, False, True])
+    v = torch.tensor(5.0, dtype=value_dtype)
+
+    def statement(a: torch.Tensor) -> torch.Tensor:
+        y = a.clone()
+        y[m] = v
+        return y
+
+    with pytest.raises(RuntimeError, match="Index put requires the source and destination"):
+        torch.func.jacfwd(statement)(x)
+    with pytest.raises(RuntimeError, match="Index put requires the source and destination"):
+        torch.func.jacfwd(lambda a: RECIPES["clone"](a, m, v))(x)
+    write = (lambda a: at(a)[m].set(v)) if name == "at" else (lambda a: RECIPES[name](a, m, v))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # vmap's performance warning for masked_fill
+        got = torch.func.jacfwd(write)(x)
+    forward = []
+    for k in range(3):
+        with fwad.dual_level():
+            y = statement(fwad.make_dual(x, torch.eye(3)[k]))
+            forward.append(fwad.unpack_dual(y).tangent)
+    assert torch.equal(got, torch.stack(forward, dim=1))
+
+
+@pytest.mark.parametrize("transform", ["eager", "grad"])
+def test_at_power_gives_the_gradient_where_torchs_in_place_power_raises(transform: str) -> None:
+    """``y[0] **= v`` saves ``y[0]`` for its backward and then overwrites it, so torch's
+    backward raises "modified by an inplace operation" (eager and under ``torch.func.grad``);
+    that error is what ``at()`` is for, and it gives the gradient of ``y[0] = a[0] ** v``,
+    the battery's oracle (``tests/battery/oracle.py``: ``torch_write``)."""
+    x = torch.tensor([2.0, 3.0])
+    v = torch.tensor(3.0)
+
+    def statement(a: torch.Tensor) -> torch.Tensor:
+        y = a.clone()
+        y[0] **= v
+        return y.sum()
+
+    def out_of_place(a: torch.Tensor) -> torch.Tensor:
+        y = a.clone()
+        y[0] = a[0] ** v  # the part read from the input, as the oracle reads it
+        return y.sum()
+
+    def written(a: torch.Tensor) -> torch.Tensor:
+        return at(a)[0].power(v).sum()
+
+    def gradient(f: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+        if transform == "grad":
+            return torch.func.grad(f)(x)
+        a = x.clone().requires_grad_()
+        f(a).backward()
+        assert a.grad is not None
+        return a.grad
+
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        gradient(statement)
+    assert torch.equal(gradient(written), gradient(out_of_place))
+    assert torch.equal(gradient(written), torch.tensor([12.0, 1.0]))

@@ -66,6 +66,23 @@ def _contiguous_strides(shape: torch.Size) -> list[int]:
     return strides
 
 
+def _fitting_shape(value: Tensor, target: torch.Size) -> torch.Size:
+    """``value``'s shape without the leading 1s setitem drops, or torch's shape error
+    where it does not broadcast to ``target``."""
+    shape = value.shape
+    while len(shape) > len(target) and shape[0] == 1:  # setitem drops leading 1s
+        shape = shape[1:]
+    ok = len(shape) <= len(target) and all(
+        s == 1 or s == t for s, t in zip(reversed(shape), reversed(target), strict=False)
+    )
+    if not ok:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(value.shape)} cannot be "
+            f"broadcast to indexing result of shape {list(target)}"
+        )
+    return shape
+
+
 class IndexPlan(ReadIndex):
     """What ``x[index]`` selects, in every form a recipe may need.
 
@@ -413,27 +430,35 @@ class IndexPlan(ReadIndex):
         """
         if self.kind == "boolean" and _is_batched(self.index[0]):
             return _fit_batched_mask(value, self.shape[self.index[0].ndim :])
-        target = self.result_shape
+        try:
+            target = self.result_shape
+        except IndexError:  # positions past the end: torch checks the value's shape first
+            unread = self._shape_without_positions()
+            if unread is not None and value.ndim != 0 and not torch.compiler.is_compiling():
+                _fitting_shape(value, unread)
+            raise
         if value.ndim == 0:  # fits anything
             return torch.broadcast_to(value, target)
         if torch.compiler.is_compiling():
             return _fit_traced(value, target)
-        shape = value.shape
-        if shape == target:
+        if value.shape == target:
             return value
-        while len(shape) > len(target) and shape[0] == 1:  # setitem drops leading 1s
-            shape = shape[1:]
-        ok = len(shape) <= len(target) and all(
-            s == 1 or s == t for s, t in zip(reversed(shape), reversed(target), strict=False)
-        )
-        if not ok:
-            raise RuntimeError(
-                f"shape mismatch: value tensor of shape {list(value.shape)} cannot be "
-                f"broadcast to indexing result of shape {list(target)}"
-            )
+        shape = _fitting_shape(value, target)
         if shape != value.shape:
             value = value.reshape(shape)
         return torch.broadcast_to(value, target)  # Tensor.expand parses a Size slowly
+
+    def _shape_without_positions(self) -> torch.Size | None:
+        """The shape of ``x[index]`` as torch reads it before any bounds check (from a
+        meta tensor, which holds no data), or None where that cannot be read.
+
+        >>> IndexPlan.of(torch.zeros(3, 4), (slice(None), torch.tensor([9])))._shape_without_positions()
+        torch.Size([3, 1])
+        """
+        try:
+            return torch.empty(self.shape, device="meta")[self.index].shape
+        except Exception:  # noqa: BLE001 - the caller's own error is the answer then
+            return None
 
     def mask_batched(self) -> bool:
         """Whether the index is one mask that ``vmap`` batches.

@@ -34,6 +34,7 @@ DATA = [
         "unseen_errors.json",
         "unseen2_errors.json",
         "unseen5_errors.json",
+        "unseen6_errors.json",
     )
 ]
 NODE = shutil.which("node")

@@ -60,7 +60,13 @@ UNSEEN2_ITEMS: list[dict[str, Any]] = json.loads(UNSEEN2.read_text())["items"]
 #: "unseen5_not_a_thread", reported apart); the same rules, fixed before its one scoring.
 UNSEEN5 = Path(__file__).parent / "data" / "unseen5_errors.json"
 UNSEEN5_ITEMS: list[dict[str, Any]] = json.loads(UNSEEN5.read_text())["items"]
-ALL_ITEMS = ITEMS + FRESH_ITEMS + UNSEEN_ITEMS + UNSEEN2_ITEMS + UNSEEN5_ITEMS
+#: A sixth set, collected on 2026-12-03 by a fourth researcher who neither ran nor read the
+#: package, from threads in none of the five (split "unseen6"; 59 items, 57 of them the
+#: version-counter message: the other sections' public threads were used up); the same
+#: rules, fixed before its one scoring. Four messages cut by the stored excerpt are kept.
+UNSEEN6 = Path(__file__).parent / "data" / "unseen6_errors.json"
+UNSEEN6_ITEMS: list[dict[str, Any]] = json.loads(UNSEEN6.read_text())["items"]
+ALL_ITEMS = ITEMS + FRESH_ITEMS + UNSEEN_ITEMS + UNSEEN2_ITEMS + UNSEEN5_ITEMS + UNSEEN6_ITEMS
 
 #: The section(s) each message family belongs to.
 FAMILY = {
@@ -230,9 +236,13 @@ def test_the_data_set_is_what_the_collector_made() -> None:
     assert {i["split"] for i in UNSEEN5_ITEMS} == {"unseen5", "unseen5_not_a_thread"}
     earlier |= {_thread(i["source"]) for i in UNSEEN2_ITEMS}
     assert not {_thread(i["source"]) for i in UNSEEN5_ITEMS} & earlier
+    assert len(UNSEEN6_ITEMS) == 59
+    assert {i["split"] for i in UNSEEN6_ITEMS} == {"unseen6"}
+    earlier |= {_thread(i["source"]) for i in UNSEEN5_ITEMS}
+    assert not {_thread(i["source"]) for i in UNSEEN6_ITEMS} & earlier
     assert all(
         i["message_family"] in FAMILY or "expected_section_by_hand" in i
-        for i in UNSEEN2_ITEMS + UNSEEN5_ITEMS
+        for i in UNSEEN2_ITEMS + UNSEEN5_ITEMS + UNSEEN6_ITEMS
     )
 
 

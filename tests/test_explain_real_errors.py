@@ -362,6 +362,22 @@ def test_the_fifth_set_gets_no_wrong_section_and_keeps_its_measured_rates() -> N
     _keeps_its_rates("unseen5_not_a_thread", items=3, right=3, judged=2, fitting=2)
 
 
+def test_the_sixth_set_gets_no_wrong_section_and_keeps_its_measured_rates() -> None:
+    """Scored once, on the design of commit ee528cc (the data and its rules committed first).
+
+    As scored: 59 of 59 right sections (100%), none wrong, a first fix that fits for 19 of
+    the 25 judged (76.0%; the issue's target is 85%). 57 of the 59 are the version-counter
+    message, so the set says little of the other sections. The six fixes that do not fit:
+    three optimizer steps between a forward and its backward where the paste shows no word
+    of it (a 4-d conv weight's ``AsStridedBackward0``, a ``BroadcastBackward`` of SAM's
+    first step, a bare message of an actor-critic), where the first cause is an op's own
+    write; two in-place writes in a library's or a model's own code (TorchRL's GRU, a camera
+    tensor's ``+=``) and a WGAN-GP written for an older release, where a tensor the message
+    gives no grad_fn gets the step-between cause first. Not tuned on since. This test keeps those rates from falling.
+    """
+    _keeps_its_rates("unseen6", items=59, right=59, judged=25, fitting=19)
+
+
 def _first_matching_wording(message: str) -> tuple[str, str] | None:
     text = read(message)
     for kind in ERRORS:

@@ -619,3 +619,22 @@ def test_at_power_gives_the_gradient_where_torchs_in_place_power_raises(transfor
         gradient(statement)
     assert torch.equal(gradient(written), gradient(out_of_place))
     assert torch.equal(gradient(written), torch.tensor([12.0, 1.0]))
+
+
+@pytest.mark.parametrize("index", [5, -6, (0, 9), (slice(None), 9), (None, 5), (..., 9), 1])
+@pytest.mark.parametrize("value", ["a", None, [1.0], b"x", object()], ids=repr)
+def test_a_value_that_is_not_a_number_is_a_type_error_before_the_index(
+    index: Any, value: Any
+) -> None:
+    """Setitem converts the value before it reads an int index, so a value that is not a
+    number is torch's ``TypeError`` even where the index is past the end (the third
+    falsifying reader, 2026-12-03: ``IndexError`` after 2198c1f, 35 of 35 cases)."""
+    x = torch.zeros(3, 4)
+    y = x.clone()
+    with pytest.raises(TypeError):
+        y[index] = value
+    writers = {name: RECIPES[name] for name in RECIPES}
+    writers["at"] = lambda a, i, v: at(a)[i].set(v)
+    for name, write in writers.items():
+        with pytest.raises(TypeError, match="value must be a Python number or a torch.Tensor"):
+            write(x, index, value)

@@ -9,7 +9,7 @@ from torch import Tensor
 
 from .._indexing import IndexPlan
 from ._record import OneLiner, RecipeRecord
-from ._value import number_error, setitem_value
+from ._value import not_a_number, number_error, setitem_value
 
 __all__ = ["RECORD", "clone_setitem"]
 
@@ -53,9 +53,10 @@ def clone_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
     except (IndexError, RuntimeError, TypeError, ValueError, NotImplementedError):
         # Plan the index only now: it costs more than the write itself on
         # small tensors, and gives the same clear error every recipe gives.
-        number = number_error(x, value)  # setitem's own, which comes first
-        if number is not None:
-            raise
+        if (not_number := not_a_number(value)) is not None:
+            raise not_number from None  # the message every recipe gives
+        if number_error(x, value) is not None:
+            raise  # setitem's own, which comes first
         try:
             plan = IndexPlan.of(x, index)
             v = setitem_value(x, index, plan, value)  # a tensor: no numbers asked for

@@ -69,6 +69,7 @@ __all__ = [
     "Path",
     "float_as_it_is",
     "in_transform",
+    "not_a_number",
     "number_error",
     "setitem_path",
     "setitem_value",
@@ -189,6 +190,18 @@ def _tangent_cast(x: Tensor, index: Any, plan: IndexPlan, value: Tensor) -> Tens
     return value.to(x.dtype, copy=True)
 
 
+def not_a_number(value: Any) -> TypeError | None:
+    """The package's ``TypeError`` for a value that is neither a tensor nor a number setitem
+    takes (a Python number, or one with ``__index__``, as NumPy integers have), else None.
+
+    >>> not_a_number("a"), not_a_number(3)
+    (TypeError('value must be a Python number or a torch.Tensor, got str'), None)
+    """
+    if isinstance(value, (Tensor, bool, int, float, complex)) or hasattr(value, "__index__"):
+        return None
+    return TypeError(f"value must be a Python number or a torch.Tensor, got {type(value).__name__}")
+
+
 def number_error(x: Tensor, value: Any) -> Exception | None:
     """Setitem's error for a Python number that ``x``'s dtype cannot hold (``None`` for a
     tensor or a number it can hold). Torch converts a number before it reads the index,
@@ -197,13 +210,13 @@ def number_error(x: Tensor, value: Any) -> Exception | None:
 
     >>> number_error(torch.zeros(3, dtype=torch.int8), 300)
     RuntimeError('value cannot be converted to type int8_t without overflow')
-    >>> number_error(torch.zeros(3), "a") is None  # not a number: no number's error
-    True
+    >>> number_error(torch.zeros(3), "a")  # not a number: a TypeError, as torch's, first too
+    TypeError('value must be a Python number or a torch.Tensor, got str')
     """
     if isinstance(value, Tensor) or not isinstance(x, Tensor):
         return None
-    if not isinstance(value, (bool, int, float, complex)) and not hasattr(value, "__index__"):
-        return None  # not a number at all: the value's own TypeError, after the index's
+    if (error := not_a_number(value)) is not None:
+        return error
     try:
         torch.scalar_tensor(_number(value, x.dtype), dtype=x.dtype)
     except Exception as error:  # noqa: BLE001 - torch's error is the answer

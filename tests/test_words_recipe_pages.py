@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 import operator
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -320,6 +321,65 @@ def test_blend_of_one_non_finite_value_spoils_every_element_it_does_not_write(
         assert all(_spreads_nan(shape, index, value, dtype)), value
     for value in _one_values(dtype, NAN):
         assert ir.mask_blend(torch.zeros(shape, dtype=dtype), index, value).isnan().all()
+
+
+#: Floating and complex dtypes of x, and values that are finite or not once cast to them.
+BLEND_DTYPES = (
+    torch.float16,
+    torch.bfloat16,
+    torch.float32,
+    torch.float64,
+    torch.complex64,
+    torch.complex128,
+)
+BLEND_VALUES = (
+    INF,
+    -INF,
+    NAN,
+    70000.0,
+    1e39,
+    3.0,
+    complex(INF, 0.0),
+    torch.tensor(1e40, dtype=torch.float64),
+    torch.tensor(1e40 + 0j, dtype=torch.complex128),
+    torch.tensor(INF),
+    torch.tensor(70000.0),
+)
+
+
+@pytest.mark.parametrize("dtype", BLEND_DTYPES, ids=str)
+@pytest.mark.parametrize(("shape", "index"), BASIC_AND_MASKS, ids=repr)
+def test_blend_spoils_exactly_where_the_value_is_not_finite_in_xs_dtype(
+    shape: tuple[int, ...], index: Any, dtype: torch.dtype
+) -> None:
+    """The rule's exception as stated: a value that is not finite in x's dtype (an infinity,
+    a nan, or a number past that dtype's range) makes every unwritten element nan, in a
+    complex x the written ones too; a value finite there is written as setitem writes it
+    (into a finite x with no -0.0); where setitem raises, so does the blend."""
+    x = torch.zeros(shape, dtype=dtype)
+    written = torch.zeros(shape, dtype=torch.bool)
+    written[index] = True
+    for value in BLEND_VALUES:
+        y = x.clone()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a complex value into a real x warns
+                y[index] = value
+        except RuntimeError:
+            with pytest.raises(RuntimeError):
+                ir.mask_blend(x, index, value)
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = ir.mask_blend(x, index, value)
+        if bool(y[written].isfinite().all()):
+            assert torch.equal(got, y), (value, got, y)
+            continue
+        assert bool(got[~written].isnan().all()), (value, got)
+        if dtype.is_complex:
+            assert bool(got[written].isnan().all()), (value, got)
+        else:
+            assert torch.equal(got[written], y[written]) or bool(got[written].isnan().all())
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

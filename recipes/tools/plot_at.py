@@ -16,9 +16,11 @@ dtype, gradients in reverse and forward mode; at duplicate positions, the
 statement applied once per occurrence, where torch's own ``y[i] += v``
 applies it once), or raises torch's error or one that names the problem,
 with one exception: ``set(v, method="mask")`` writes with the mask blend
-and keeps its documented pitfall, a non-finite value (or float16 overflow)
-makes every unwritten element it is laid over nan, a non-finite element of
-x at a written position becomes nan, and a written -0.0 comes out as 0.0.
+and keeps its documented pitfall, a value that is not finite in x's dtype
+(an infinity, a nan, or a number past that dtype's range) makes every
+unwritten element it is laid over nan (in a complex x, the written ones
+too), a non-finite element of x at a written position becomes nan, and a
+written -0.0 comes out as 0.0.
 What changed to make that hold: every index goes through the package's one
 index model (or, where ``set`` picks the ``clone`` recipe, torch's own
 setitem); what ``set``, ``min`` and ``max`` write goes through setitem's

@@ -300,10 +300,17 @@ class at:  # named like jax.Array.at and array_api_extra.at
 
     The one exception to the rule is the recipe it is asked to use:
     ``set(value, method="mask")`` writes with the classic mask blend, whose
-    documented pitfall (its record's ``not_exact``) it keeps: a non-finite
-    value (or float16 overflow) makes every unwritten element it is laid over
-    nan, a non-finite element of x at a written position becomes nan, and a
-    written -0.0 comes out as 0.0. By default ``set`` never picks it.
+    documented pitfall (its record's ``not_exact``) it keeps: a value that is
+    not finite in x's dtype (an infinity, a nan, or a number past that dtype's
+    range) makes every unwritten element it is laid over nan (in a complex x,
+    the written ones too), a non-finite element of x at a written position
+    becomes nan, and a written -0.0 comes out as 0.0. By default ``set``
+    never picks it.
+
+    >>> at(torch.zeros(3, dtype=torch.float16))[0].set(1e5, method="mask")  # past float16's range
+    tensor([inf, nan, nan], dtype=torch.float16)
+    >>> at(torch.zeros(2, dtype=torch.complex64))[0].set(float("inf"), method="mask")
+    tensor([nan+nanj, nan+nanj])
 
     >>> at(torch.zeros(3))[0].set(float("inf"), method="mask")
     tensor([inf, nan, nan])

@@ -101,9 +101,10 @@ RECORD = RecipeRecord(
         "mask_blend_saves_two_masks_with_value_grad",
         "mask_blend_nonfinite_x_at_written_position_is_nan",
     ),
-    not_exact="a non-finite value (or float16 overflow) makes every unwritten element it is "
-    "laid over nan, a non-finite element of x at a written position becomes nan, and a "
-    "written -0.0 comes out as 0.0",
+    not_exact="a value that is not finite in x's dtype (an infinity, a nan, or a number past "
+    "that dtype's range) makes every unwritten element it is laid over nan (in a complex x, "
+    "the written ones too), a non-finite element of x at a written position becomes nan, "
+    "and a written -0.0 comes out as 0.0",
     one_liner=OneLiner(
         "raw_mask",
         _raw_mask,

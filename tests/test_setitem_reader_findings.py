@@ -353,6 +353,13 @@ def test_at_ops_through_a_mask_beside_other_indices_compile_with_fullgraph(
     assert torch.equal(compiled(x), y)
 
 
+def _recipes_and_at_set() -> dict[str, Callable[[torch.Tensor, Any, Any], torch.Tensor]]:
+    """Every recipe by name, and ``at(x)[i].set(v)`` as ``"at"``: the writers of setitem."""
+    writers: dict[str, Callable[[torch.Tensor, Any, Any], torch.Tensor]] = dict(RECIPES)
+    writers["at"] = lambda a, i, v: at(a)[i].set(v)
+    return writers
+
+
 NUMBERS = [
     (torch.int8, 300),
     (torch.int8, 300.0),
@@ -392,8 +399,7 @@ def test_a_number_that_the_dtype_cannot_hold_raises_first(
         want: torch.Tensor | type[Exception] = y
     except Exception as error:  # noqa: BLE001 - torch's error is the answer
         want = type(error)
-    writers = {name: RECIPES[name] for name in RECIPES}
-    writers["at"] = lambda a, i, v: at(a)[i].set(v)
+    writers = _recipes_and_at_set()
     for name, write in writers.items():
         if isinstance(want, type):
             with pytest.raises((want, NotApplicable)):
@@ -533,8 +539,7 @@ def test_a_value_that_does_not_fit_raises_before_an_index_past_the_end(
     y = x.clone()
     with pytest.raises(Exception) as torch_error:
         y[index] = value
-    writers = {name: RECIPES[name] for name in RECIPES}
-    writers["at"] = lambda a, i, v: at(a)[i].set(v)
+    writers = _recipes_and_at_set()
     for name, write in writers.items():
         with pytest.raises(Exception) as error:
             write(x, index, value)
@@ -633,8 +638,7 @@ def test_a_value_that_is_not_a_number_is_a_type_error_before_the_index(
     y = x.clone()
     with pytest.raises(TypeError):
         y[index] = value
-    writers = {name: RECIPES[name] for name in RECIPES}
-    writers["at"] = lambda a, i, v: at(a)[i].set(v)
+    writers = _recipes_and_at_set()
     for name, write in writers.items():
         with pytest.raises(TypeError) as error:
             write(x, index, value)

@@ -199,7 +199,11 @@ def not_a_number(value: Any) -> TypeError | None:
     """
     if isinstance(value, (Tensor, bool, int, float, complex)) or hasattr(value, "__index__"):
         return None
-    return TypeError(f"value must be a Python number or a torch.Tensor, got {type(value).__name__}")
+    return TypeError(_not_a_number_message(value))
+
+
+def _not_a_number_message(value: Any) -> str:
+    return f"value must be a Python number or a torch.Tensor, got {type(value).__name__}"
 
 
 def number_error(x: Tensor, value: Any) -> Exception | None:
@@ -270,9 +274,7 @@ def _number(value: Any, dtype: torch.dtype) -> bool | int | float | complex:
         try:  # NumPy integers, which setitem takes too
             value = operator.index(value)
         except TypeError:
-            raise TypeError(
-                f"value must be a Python number or a torch.Tensor, got {type(value).__name__}"
-            ) from None
+            raise TypeError(_not_a_number_message(value)) from None
     if type(value) is int and (not -_INT64 <= value < _INT64 or dtype is _UINT64):
         torch.empty(1, dtype=dtype)[0] = value  # torch's reading, and its error
     return cast("bool | int | float | complex", value)

@@ -643,3 +643,93 @@ def test_a_value_that_is_not_a_number_is_a_type_error_before_the_index(
         with pytest.raises(TypeError) as error:
             write(x, index, value)
         assert "value must be a Python number or a torch.Tensor" in str(error.value), name
+
+
+LONE_FALSE_VALUES: dict[str, Callable[[], Any]] = {
+    "fits no write": lambda: torch.ones(5, requires_grad=True),
+    "fits": lambda: torch.ones(3, requires_grad=True),
+    "0-d": lambda: torch.tensor(2.0, requires_grad=True),
+    "another dtype": lambda: torch.ones(2, dtype=torch.float64, requires_grad=True),
+    "complex": lambda: torch.ones(2, dtype=torch.complex64),
+    "meta": lambda: torch.ones(2, device="meta"),
+    "sparse": lambda: torch.ones(2).to_sparse(),
+    "int8 overflow": lambda: 300,
+    "complex number": lambda: 1j,
+    "not a number": lambda: "a",
+    "number": lambda: 7.0,
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int8])
+@pytest.mark.parametrize("value", list(LONE_FALSE_VALUES))
+@pytest.mark.parametrize("method", [None, *RECIPES])
+def test_a_lone_false_writes_nothing_and_reads_no_tensor_value(
+    method: str | None, value: str, dtype: torch.dtype
+) -> None:
+    """Third reader: ``y[False] = v`` converts a number (its errors), then returns without
+    reading a tensor ``v`` (its shape, dtype, device, layout); every recipe but clone
+    raised the shape error of a ``v`` that fits no write. The value gets no gradient, as in
+    torch (``v.grad`` stays None), and the result requires grad only where ``x`` does; a
+    record's refusal (masked_fill's one value, select_scatter's basic index) stays."""
+    for requires_grad in (False, True):
+        x = torch.zeros(3, dtype=dtype, requires_grad=requires_grad and dtype.is_floating_point)
+        y, v = x.clone(), LONE_FALSE_VALUES[value]()
+        try:
+            y[False] = v
+            want: torch.Tensor | type[Exception] = y
+        except Exception as error:  # noqa: BLE001 - torch's error is the answer
+            want = type(error)
+        write = RECIPES[method] if method else (lambda a, i, b: at(a)[i].set(b))
+        if isinstance(want, type):
+            with pytest.raises(want):
+                write(x, False, v)
+            continue
+        if method and (refusal := RECORDS[method].refusal(x, False, v)) is not None:
+            with pytest.raises(refusal):  # the record's refusal, as for any index
+                write(x, False, v)
+            continue
+        got = write(x, False, v)
+        assert got.dtype == want.dtype
+        assert torch.equal(got.detach(), want.detach())
+        assert got.requires_grad == want.requires_grad
+        if got.requires_grad:
+            got.sum().backward()
+            assert x.grad is not None
+            assert torch.equal(x.grad, torch.ones(3))
+        if isinstance(v, torch.Tensor) and v.requires_grad:
+            assert v.grad is None
+
+
+EMPTY_SELECTIONS = {
+    "an empty index tensor": torch.tensor([], dtype=torch.long),
+    "beside a slice": (slice(None), torch.tensor([], dtype=torch.long), torch.tensor([1])),
+    "two empty index tensors": (torch.tensor([], dtype=torch.long),) * 2,
+    "an all-False mask beside an index tensor": (torch.tensor([False, False, False]), 1),
+}
+
+
+@pytest.mark.parametrize("where", list(EMPTY_SELECTIONS))
+@pytest.mark.parametrize("op", list(STATEMENTS))
+@pytest.mark.parametrize("shape", [(), (1,)], ids=["0-d value", "(1,) value"])
+def test_an_empty_selection_gives_the_value_torchs_zero_gradient(
+    where: str, op: str, shape: tuple[int, ...]
+) -> None:
+    """Third reader: through index tensors that select nothing, ``at()`` ran no round, so
+    the value was not in the graph (``v.grad`` None, a disconnected graph) where torch's
+    ``y[i] op= v`` gives zeros."""
+    index = EMPTY_SELECTIONS[where]
+    x = torch.rand(3, 4, 5, requires_grad=True)
+    grads = []
+    for write in (
+        lambda a, b: _torch(a, index, op, b),
+        lambda a, b: getattr(at(a)[index], op)(b),
+    ):
+        v = torch.full(shape, 2.0, requires_grad=True)
+        result = write(x, v)
+        assert isinstance(result, torch.Tensor)
+        (g,) = torch.autograd.grad(result.sum(), v, allow_unused=True)
+        grads.append(g)
+    want, got = grads
+    assert want is not None
+    assert got is not None, "a disconnected graph: torch gives the value zeros"
+    assert torch.equal(got, want)

@@ -514,8 +514,16 @@ def test_blend_and_where_pass_every_check_of_the_matrix(name: str) -> None:
 @given(case=cases(dtypes=(torch.float32, torch.float64), torch_forms=True, duplicates=True))
 def test_scatter_recipe_writes_every_index_with_scatter(case: Case) -> None:
     """Along one dimension or on the flat positions: a ``scatter`` node, never
-    ``masked_scatter``, ``index_put`` or setitem's ``CopySlices``."""
+    ``masked_scatter``, ``index_put`` or setitem's ``CopySlices``; "but a lone ``False``",
+    which writes nothing: a copy of ``x``, no other node."""
     if case.torch_error() is not None or refused("scatter", case.x, case.index, case.value):
+        return
+    if case.index is False:
+        x = case.x.detach().requires_grad_(True)
+        assert _nodes(RECIPES["scatter"](x, False, case.value)) == {
+            "CloneBackward0",
+            "AccumulateGrad",
+        }
         return
     x = case.x.detach().requires_grad_(True)
     if not x.numel() or not torch.zeros(x.shape)[case.index].numel():

@@ -5,8 +5,9 @@
 ``torch.scatter`` writes ``src`` into ``x`` at the positions of an index
 tensor along one dimension; ``masked_scatter`` writes the values of ``src``,
 in order, where a mask is True. The package's ``scatter`` recipe uses
-``scatter`` for every index: along one dimension where it can, else on the
-flat positions (a mask's from ``nonzero``). With duplicate positions
+``scatter`` for every index but a lone ``False`` (which writes nothing, as
+setitem): along one dimension where it can, else on the flat positions (a
+mask's from ``nonzero``). With duplicate positions
 one write is kept, undefined which; ``scatter_add`` and ``scatter_reduce``
 combine them.
 """

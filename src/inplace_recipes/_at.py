@@ -746,7 +746,9 @@ def _in_rounds(x: Tensor, positions: Tensor, step: Any, op: Op, plan: IndexPlan)
         or positions.is_meta
         or not positions.numel()
     ):
-        rounds = positions.numel()  # no data-dependent count under vmap, compile or on meta
+        # no data-dependent count under vmap, compile or on meta; with no position, one
+        # round writes nothing but gives the value torch's zero gradient (no round: none)
+        rounds = max(positions.numel(), 1)
     else:
         rounds = int(occurrence.max()) + 1
     flat = x.reshape(-1)

@@ -193,12 +193,6 @@ def documented_refusal(case: Case, error: Exception, value: Any) -> str | None:
             return "one value that requires grad, duplicate positions"
         if "batched by torch.func.vmap" in message and case.check.startswith("vmap"):
             return "refuses a mask batched by vmap (its record)"
-    if (
-        case.index == "bool_false"
-        and case.writer not in ("clone", "torch")
-        and "shape mismatch" in message
-    ):
-        return "x[False] = v: the recipes check the value's shape (module docstring)"
     if case.writer == "clone" and case.check.startswith("vmap"):
         batched = case.check.split(":")[1].split(",")
         if "x" not in batched and ("value" in batched or "index" in batched):

@@ -19,16 +19,30 @@ Torch can copy uint16, uint32 and uint64 tensors but has no ``index_put``,
 ``scatter``, ``masked_fill`` or addition for them on the CPU: the recipes write
 ints and slices into them through a view as the signed dtype of the same width,
 and for a mask or index tensors raise setitem's own ``NotImplementedError``.
-One check that setitem skips is kept: ``x[False] = value`` returns before
-looking at the value, while every recipe but ``clone`` raises torch's shape
-error for a value that fits no write:
+
+A lone ``False`` writes nothing, as setitem: every recipe returns a copy of ``x``
+without reading the value (its shape, dtype and device), after the error of a Python
+number that ``x``'s dtype cannot hold and what its record refuses:
 
 >>> y = torch.zeros(2)
->>> y[False] = torch.ones(5)  # no error
+>>> y[False] = torch.ones(5)  # no error, nothing written
 >>> RECIPES["where"](y, False, torch.ones(5))
+tensor([0., 0.])
+>>> RECIPES["where"](y.to(torch.int8), False, 300)
 Traceback (most recent call last):
     ...
-RuntimeError: shape mismatch: value tensor of shape [5] cannot be broadcast to indexing result of shape [0, 2]
+RuntimeError: value cannot be converted to type int8_t without overflow
+
+One difference is kept: a meta value written through a mask or index tensors into a
+tensor on another device. Torch 2.13's setitem writes nothing there and raises nothing
+(nor checks the value's shape), a write that is silently lost; the recipes raise the
+error torch raises for the same value through an int or a slice, which names the problem:
+
+>>> y[torch.tensor([0, 1])] = torch.ones(2, device="meta")  # no error, nothing written
+>>> RECIPES["where"](y, torch.tensor([0, 1]), torch.ones(2, device="meta"))
+Traceback (most recent call last):
+    ...
+NotImplementedError: Cannot copy out of meta tensor; no data!
 
 A recipe is one module of this package (``_where.py`` and so on): its
 function and its ``RECORD``. To add one, see CONTRIBUTING.md.

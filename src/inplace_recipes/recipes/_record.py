@@ -162,10 +162,11 @@ class RecipeRecord:
         found = self._refused(plan, value)
         return None if found is None else found[0]
 
-    def refuse(self, plan: IndexPlan, value: Any, written: Tensor | float) -> None:
+    def refuse(self, plan: IndexPlan, value: Any, written: Tensor | float | None) -> None:
         """Raise what :meth:`refusal` names for ``value``, after torch's own index and
         shape errors; ``written`` is what setitem makes of ``value``
-        (:func:`~inplace_recipes.recipes._value.setitem_value`)."""
+        (:func:`~inplace_recipes.recipes._value.setitem_value`), or ``None`` where setitem
+        writes nothing and checks no shape (a lone ``False``)."""
         found = self._refused(plan, value)
         if found is None:
             return

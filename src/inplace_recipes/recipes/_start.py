@@ -7,15 +7,18 @@ A planned recipe is a function ``write(x, index, value, plan)``; its record
 1. plans the index (:meth:`IndexPlan.of <inplace_recipes._indexing.IndexPlan.of>`:
    torch's errors for a bad int, slice or mask, after the error of a Python number that
    ``x``'s dtype cannot hold, which setitem raises first);
-2. on the meta device, with an index tensor, writes with setitem itself
+2. for a lone ``False``, returns a copy of ``x`` after that number's error and the
+   record's refusals, as setitem converts the value and then writes nothing, reading
+   neither its shape, dtype nor device;
+3. on the meta device, with an index tensor, writes with setitem itself
    (:func:`_on_meta`);
-3. makes the value what setitem makes of it, or raises setitem's error
+4. makes the value what setitem makes of it, or raises setitem's error
    (:func:`~inplace_recipes.recipes._value.setitem_value`, the one rule for
    the value: ``write`` receives a tensor of ``x``'s dtype and device, or a
    float where the record says the recipe takes numbers);
-4. writes a uint16, uint32 or uint64 ``x`` through a signed view, as setitem
+5. writes a uint16, uint32 or uint64 ``x`` through a signed view, as setitem
    writes it (:func:`_wide_unsigned`);
-5. refuses what the record says the recipe does not take, after torch's own
+6. refuses what the record says the recipe does not take, after torch's own
    index and shape errors (:meth:`RecipeRecord.refuse
    <inplace_recipes.recipes.RecipeRecord.refuse>`);
 
@@ -72,6 +75,12 @@ def planned(record: RecipeRecord) -> Recipe:
             if error is None:
                 raise
             raise error from None
+        if index is False:
+            if (error := number_error(x, value)) is not None:
+                raise error
+            if refuses:
+                record.refuse(plan, value, None)  # what the record refuses, it refuses here too
+            return x.clone()
         if plan.kind != "basic" and x.is_meta:
             return _on_meta(x, index, value)
         if (

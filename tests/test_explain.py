@@ -180,6 +180,36 @@ def test_a_saved_view_or_leaf_is_explained_as_an_optimizer_step(origin: str, wha
     assert "asstrided(" not in text.lower()
 
 
+@pytest.mark.parametrize("node", ["BroadcastBackward", "BroadcastBackward0", "Broadcast"])
+@pytest.mark.parametrize("shape", ["[256]", "[1, 512, 4, 4]"])
+def test_dataparallels_copy_of_a_parameter_is_explained_as_a_weight(node: str, shape: str) -> None:
+    """A saved output of ``Broadcast`` is DataParallel's copy of a parameter, whatever its
+    shape: the step-between cause first (before, the generic "the op that made it")."""
+    message = (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [torch.cuda.FloatTensor {shape}], which is output 73 of {node}, is at "
+        "version 4; expected version 3 instead. Hint: enable anomaly detection ..."
+    )
+    explained = explain(message)
+    assert [cause.key for cause in explained.causes] == ["step-between"]
+    assert "DataParallel's copy of one" in str(explained)
+
+
+def test_dataparallel_copies_its_parameters_with_broadcast() -> None:
+    """The sentence's source: ``replicate`` broadcasts the parameters with the autograd
+    Function ``Broadcast`` (no GPU here to run it), whose node torch names
+    ``BroadcastBackward``."""
+    import importlib
+    import inspect
+
+    from torch.nn.parallel import _functions
+
+    replicate = importlib.import_module("torch.nn.parallel.replicate")  # not the function
+    assert "Broadcast.apply" in inspect.getsource(replicate._broadcast_coalesced_reshape)
+    assert issubclass(_functions.Broadcast, torch.autograd.Function)
+    assert _functions.Broadcast._backward_cls.__name__ == "BroadcastBackward"
+
+
 def test_a_write_through_an_index_names_copyslices() -> None:
     x = torch.ones(3, requires_grad=True)
     w = torch.ones(3, requires_grad=True)

@@ -124,16 +124,22 @@ class ErrorKind:
 #: whose message names no node) is most often a layer's weight. Torch 1.x names
 #: nn.Linear's saved transpose "TBackward", 2.13 "AsStrided".
 _VIEW_NODES = r"(?:AsStrided?|T|Transpose|Permute|View|Expand|Select|Slice|Unsqueeze|Squeeze)"
-#: A saved leaf of a floating type, or a saved two-dimensional view: a weight, or its transpose.
+#: DataParallel's copies of the parameters (``replicate`` broadcasts them with
+#: ``torch.nn.parallel._functions.Broadcast``; the copy on the first device shares the
+#: parameter's storage and version counter): a saved "output N of BroadcastBackward" is a weight.
+_REPLICA_NODES = r"Broadcast"
+#: A saved leaf of a floating type, a saved two-dimensional view (a weight, or its
+#: transpose), or DataParallel's copy of a parameter.
 _SAVED_WEIGHT = (
     r"(?:Float|Half|Double|BFloat16)Tensor \[[\w, ]{0,200}\]\],? is at version|"
-    rf"\[\w{{1,20}}, \w{{1,20}}\]\], which is output \d{{1,6}} of {_VIEW_NODES},"
+    rf"\[\w{{1,20}}, \w{{1,20}}\]\], which is output \d{{1,6}} of {_VIEW_NODES},|"
+    rf"which is output \d{{1,6}} of {_REPLICA_NODES},"
 )
 #: A saved one-dimensional leaf on a GPU: what the threads under DistributedDataParallel show.
 _SAVED_BUFFER = r"cuda\.FloatTensor \[\d{1,10}\]\],? is at version"
 _SAVED_VIEW = rf"which is output \d{{1,6}} of {_VIEW_NODES},"
 _SAVED_INDEX = r"(?:Long|Int|Short|Byte|Bool)Tensor \[[\w, ]{0,200}\]\],? is at version"
-_SAVED_OP_OUTPUT = rf"which is output \d{{1,6}} of (?!{_VIEW_NODES},)\w"
+_SAVED_OP_OUTPUT = rf"which is output \d{{1,6}} of (?!{_VIEW_NODES},|{_REPLICA_NODES},)\w"
 _MULTI_OUTPUT_NODES = r"(?:Unbind|Split|SplitWithSizes|Chunk|UnsafeSplit|UnsafeChunk)"
 _NO_GRAD_TAIL = (
     "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
@@ -381,8 +387,9 @@ ERRORS: tuple[ErrorKind, ...] = (
             ),
             Cause(
                 "step-between",
-                "The tensor is a leaf or a view of one: most often a layer's weight (nn.Linear "
-                "saves its transpose) that an optimizer.step() updated between the forward and "
+                "The tensor is a leaf or a view of one (or DataParallel's copy of one: output N "
+                "of Broadcast): most often a layer's weight (nn.Linear saves its transpose) that "
+                "an optimizer.step() updated between the forward and "
                 "this backward (or a graph kept with retain_graph=True and used again after the "
                 "step).",
                 _STEP_FIX,

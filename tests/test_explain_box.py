@@ -35,6 +35,7 @@ DATA = [
         "unseen2_errors.json",
         "unseen5_errors.json",
         "unseen6_errors.json",
+        "unseen7_errors.json",
     )
 ]
 NODE = shutil.which("node")

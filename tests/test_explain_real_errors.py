@@ -401,6 +401,23 @@ def test_the_sixth_set_gets_no_wrong_section_and_keeps_its_measured_rates() -> N
     _keeps_its_rates("unseen6", items=59, right=59, judged=25, fitting=20)
 
 
+def test_the_seventh_set_gets_no_wrong_section_and_keeps_its_measured_rates() -> None:
+    """Scored once, on the design of commit c2cfb0a (the data and its rules committed first).
+
+    As scored: 42 of 50 right sections (84%; the issue's target is 95%), none wrong, a first
+    fix that fits for 17 of the 25 judged (68%; target 85%). Seven of the eight without a
+    section hold no error text: six tracebacks the stored excerpt cuts before the error
+    line, and a Chinese paraphrase (``因为inplace操作导致梯度的更新失败``); the eighth is a
+    pull request's own wording (``Backward pass error when using inplace operation``). The
+    eight fixes that do not fit: three threads whose fix was a downgrade of torch where the
+    first cause shown is the optimizer step between forward and backward; three without a
+    section; a library's own write where the step comes first; a view of a leaf written on
+    purpose where ``torch.no_grad()`` comes first and the thread cloned. Not tuned on since.
+    This test keeps those rates from falling.
+    """
+    _keeps_its_rates("unseen7", items=50, right=42, judged=25, fitting=17)
+
+
 def _first_matching_wording(message: str) -> tuple[str, str] | None:
     text = read(message)
     for kind in ERRORS:

@@ -733,3 +733,151 @@ def test_an_empty_selection_gives_the_value_torchs_zero_gradient(
     assert want is not None
     assert got is not None, "a disconnected graph: torch gives the value zeros"
     assert torch.equal(got, want)
+
+
+@pytest.mark.parametrize("op", list(STATEMENTS))
+@pytest.mark.parametrize("x_requires_grad", [False, True], ids=["x plain", "x requires grad"])
+def test_a_lone_false_leaves_the_value_out_of_the_graph_in_at(
+    op: str, x_requires_grad: bool
+) -> None:
+    """Fourth reader: ``y[False] op= v`` computes on the empty ``y[False]`` and writes
+    nothing, so ``v`` is not in torch's graph; since the empty-selection round (above),
+    ``at(x)[False].op(v)`` gave ``v`` a zero gradient, a zero tangent and ``requires_grad``
+    where torch gives none. Index tensors that select nothing keep torch's zeros (above)."""
+    x = torch.arange(1.0, 13.0).reshape(3, 4).requires_grad_(x_requires_grad)
+    outs = []
+    for write in (
+        lambda a, b: _torch(a, False, op, b),
+        lambda a, b: getattr(at(a)[False], op)(b),
+    ):
+        v = torch.tensor(2.0, requires_grad=True)
+        result = write(x, v)
+        assert isinstance(result, torch.Tensor)
+        grad = None
+        if result.requires_grad:
+            grad = torch.autograd.grad(result.sum(), (x, v), allow_unused=True)[1:]
+        with fwad.dual_level():
+            dual = fwad.make_dual(torch.tensor(2.0), torch.tensor(1.0))
+            tangent = fwad.unpack_dual(write(x.detach(), dual)).tangent
+        outs.append((result.detach(), result.requires_grad, grad, tangent))
+    (want, want_rg, want_grad, want_tangent), (got, got_rg, got_grad, got_tangent) = outs
+    assert torch.equal(got, want)
+    assert got_rg == want_rg
+    assert got_grad == want_grad  # (None,) for both: v is unused
+    assert want_tangent is None
+    assert got_tangent is None
+
+
+@pytest.mark.parametrize("op", list(STATEMENTS))
+def test_a_lone_false_keeps_torchs_errors_in_at(op: str) -> None:
+    """The op on the empty ``y[False]`` raises what torch raises: a value that does not
+    broadcast, and a result type the in-place op cannot cast back."""
+    for x, v in (
+        (torch.zeros(3, 4), torch.ones(5)),
+        (torch.zeros(3, dtype=torch.long), torch.tensor(1.5)),
+        (torch.zeros(3), torch.tensor(1j)),
+    ):
+        _same(lambda x=x, v=v: getattr(at(x)[False], op)(v), _torch(x, False, op, v))
+
+
+def test_a_lone_false_leaves_applys_result_out_of_the_graph() -> None:
+    """``y[False] = fn(y[False])`` writes nothing: ``fn``'s result (and what it read) is not
+    in torch's graph; ``at(x)[False].apply(fn)`` wrote it through an empty ``index_put``."""
+    x = torch.arange(12.0).reshape(3, 4)
+    v = torch.tensor(2.0, requires_grad=True)
+    y = x.clone()
+    y[False] = y[False] + v
+    got = at(x)[False].apply(lambda part: part + v)
+    assert not y.requires_grad
+    assert not got.requires_grad
+    assert torch.equal(got, y)
+
+
+@pytest.mark.parametrize(
+    "index",
+    [[False], [True], torch.tensor([True, False]), (torch.tensor([True]),), [0, 9], (0, [5])],
+    ids=["[False]", "[True]", "a short mask", "a short mask in a tuple", "past the end", "0, [5]"],
+)
+@pytest.mark.parametrize("value", ["(1,)", "(4,)"])
+def test_a_sparse_value_through_a_refused_index_raises_torchs_class(index: Any, value: str) -> None:
+    """Fourth reader: torch's kernels refuse a sparse value before they read the index, so
+    ``y[[False]] = sparse`` into a (3, 4) ``y`` is a ``NotImplementedError``; every recipe
+    raised the mask's ``IndexError``."""
+    x = torch.zeros(3, 4)
+    v = torch.ones(4 if value == "(4,)" else 1).to_sparse()
+    y = x.clone()
+    with pytest.raises(Exception) as torch_error:  # torch's own class is the answer
+        y[index] = v
+    for recipe in RECIPES.values():
+        with pytest.raises(type(torch_error.value)):
+            recipe(x, index, v)
+
+
+@pytest.mark.parametrize("mode", ["drop", "fill", "clip"])
+@pytest.mark.parametrize("method", ["set", "add", "apply"])
+def test_a_lone_false_means_the_same_in_every_mode(mode: str, method: str) -> None:
+    """Fifth reader: ``mode=`` rewrote a lone ``False`` as ``(False,)``, which torch reads as
+    another write (an empty selection: the value's shape checked, the value in the graph)."""
+    x = torch.ones(3, 4, requires_grad=True)
+
+    def write(v: torch.Tensor) -> torch.Tensor:
+        if method == "set":
+            return at(x)[False].set(v, mode=mode)
+        if method == "add":
+            return at(x)[False].add(v, mode=mode)
+        return at(x)[False].apply(lambda part: part + v.sum(), mode=mode)
+
+    for shape in [(4,), (5,)]:
+        v = torch.ones(shape, requires_grad=True)
+        y = x.clone()
+        if method == "add" and shape == (5,):
+            with pytest.raises(RuntimeError):  # torch's: y[False] is (0, 3, 4), v does not fit
+                y[False] += v
+            with pytest.raises(RuntimeError):
+                write(v)
+            continue
+        y[False] = v
+        got = write(v)
+        assert torch.equal(got, y)
+        assert torch.autograd.grad(got.sum(), v, allow_unused=True) == (None,)
+
+
+def test_a_uint8_mask_of_the_wrong_shape_raises_torchs_index_error() -> None:
+    """Fifth reader: a bare uint8 mask skipped the mask's shape check (its kind is
+    "advanced"), so a number value met ``masked_fill_``'s uint8 error first: a
+    ``RuntimeError`` where torch raises ``IndexError``."""
+    x = torch.zeros(3, 4)
+    for mask in (torch.tensor([1, 0], dtype=torch.uint8), torch.ones(3, 5, dtype=torch.uint8)):
+        for value in (2.5, torch.tensor(2.5), torch.ones(2)):
+            y = x.clone()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with pytest.raises(IndexError):  # torch's class
+                    y[mask] = value
+            for write in [*RECIPES.values(), lambda a, i, v: at(a)[i].set(v)]:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # torch's uint8 deprecation warning
+                    with pytest.raises(IndexError):
+                        write(x, mask, value)
+
+
+@pytest.mark.parametrize(
+    "mask",
+    [torch.tensor([True, False]), torch.tensor([1, 0], dtype=torch.uint8)],
+    ids=["bool", "uint8"],
+)
+@pytest.mark.parametrize("on_meta", [True, False], ids=["meta mask", "CPU mask"])
+def test_a_meta_x_takes_a_mask_of_the_wrong_shape_as_setitem_does(
+    mask: torch.Tensor, on_meta: bool
+) -> None:
+    """Fifth reader: torch's meta kernels do not check a mask's shape, so ``y[m] = 1.0`` into
+    a meta ``y`` returns; every recipe but ``clone`` raised the CPU kernels' ``IndexError``."""
+    x = torch.zeros(3, 4, device="meta")
+    mask = mask.to("meta") if on_meta else mask
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's uint8 deprecation warning
+        y = x.clone()
+        y[mask] = 1.0
+        for write in [*RECIPES.values(), lambda a, i, v: at(a)[i].set(v)]:
+            got = write(x, mask, 1.0)
+            assert (got.shape, got.dtype, got.device) == (y.shape, y.dtype, y.device)

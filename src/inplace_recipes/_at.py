@@ -146,7 +146,9 @@ def _bounded(
     (holding ``fill``); ``finish`` cuts the slots off an updated result.
     The items and the dimension each indexes come from :meth:`IndexPlan.items`.
     """
-    if mode in (None, "promise_in_bounds"):
+    if mode in (None, "promise_in_bounds") or index is True or index is False:
+        # (a lone bool has no position to bound, and as a tuple's item it would mean another
+        # write: ``y[False] = v`` writes nothing, ``y[(False,)] = v`` an empty selection)
         return x, index, lambda out: out
     new: list[Any] = []
     padded: list[int] = []
@@ -532,6 +534,8 @@ class at:  # named like jax.Array.at and array_api_extra.at
         out = fn(selected)
         if not isinstance(out, Tensor):
             raise TypeError(f"at[].apply: fn must return a torch.Tensor, got {type(out).__name__}")
+        if self.index is False:
+            return finish(x.clone())  # setitem writes nothing: fn's result leaves the graph
         if plan.kind != "advanced":
             return finish(RECIPES[best_recipe(x, plan.index, out)](x, plan.index, out))
         new = plan.fit(cast(Tensor, setitem_value(x, index, plan, out)))
@@ -561,6 +565,11 @@ class at:  # named like jax.Array.at and array_api_extra.at
         x, index, finish = _bounded(self._x, self.index, mode)
         plan = IndexPlan.of(x, index)
         value = _operand(value)
+        if self.index is False:
+            # setitem writes nothing for a lone False: torch's op on the empty y[False]
+            # gives its errors, and its result leaves the graph with the value
+            _in_place(op, x.detach()[False].clone(), value)
+            return finish(x.clone())
         if plan.kind == "advanced":
             return finish(_update_positions(x, index, plan, op, value))
         if plan.mask_batched():

@@ -492,8 +492,8 @@ class ReadIndex:
             read._steps, new_axes = _basic_steps(shape, items, plain)
             if not new_axes:
                 read._new_axes = ()
-        elif kind == "boolean":
-            mask = items[0]
+        elif len(items) == 1 and items[0].dtype == torch.bool and items[0].ndim >= 1:
+            mask = items[0]  # a boolean mask, or a uint8 one read as bool (kind "advanced")
             if mask.ndim > len(shape) or mask.shape != shape[: mask.ndim]:
                 raise IndexError(
                     f"The shape of the mask {list(mask.shape)} at index 0 does not match "

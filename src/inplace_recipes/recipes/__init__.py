@@ -44,6 +44,15 @@ Traceback (most recent call last):
     ...
 NotImplementedError: Cannot copy out of meta tensor; no data!
 
+Through a mask of the wrong shape they raise the mask's ``IndexError`` first, as for any
+other value:
+
+>>> y[torch.tensor([True])] = torch.ones(1, device="meta")  # no error, nothing written
+>>> RECIPES["where"](y, torch.tensor([True]), torch.ones(1, device="meta"))
+Traceback (most recent call last):
+    ...
+IndexError: The shape of the mask [1] at index 0 does not match the shape of the indexed tensor [2] at index 0
+
 A recipe is one module of this package (``_where.py`` and so on): its
 function and its ``RECORD``. To add one, see CONTRIBUTING.md.
 """

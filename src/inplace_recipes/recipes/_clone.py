@@ -57,6 +57,8 @@ def clone_setitem(x: Tensor, index: Any, value: Any) -> Tensor:
             raise not_number from None  # the message every recipe gives
         if number_error(x, value) is not None:
             raise  # setitem's own, which comes first
+        if isinstance(value, Tensor) and value.layout is not torch.strided:
+            raise  # torch refuses the value's layout before it reads the index
         try:
             plan = IndexPlan.of(x, index)
             v = setitem_value(x, index, plan, value)  # a tensor: no numbers asked for

@@ -6,11 +6,14 @@ A planned recipe is a function ``write(x, index, value, plan)``; its record
 
 1. plans the index (:meth:`IndexPlan.of <inplace_recipes._indexing.IndexPlan.of>`:
    torch's errors for a bad int, slice or mask, after the error of a Python number that
-   ``x``'s dtype cannot hold, which setitem raises first);
+   ``x``'s dtype cannot hold, which setitem raises first, and after a sparse value's
+   error, which torch's kernels raise before they read the index (:func:`_layout_first`);
+   into a meta ``x``, an index it refuses goes to setitem itself, as in 3);
 2. for a lone ``False``, returns a copy of ``x`` after that number's error and the
    record's refusals, as setitem converts the value and then writes nothing, reading
    neither its shape, dtype nor device;
-3. on the meta device, with an index tensor, writes with setitem itself
+3. on the meta device, with an index tensor (or a mask of the wrong shape, which torch's
+   meta kernels do not check), writes with setitem itself
    (:func:`_on_meta`);
 4. makes the value what setitem makes of it, or raises setitem's error
    (:func:`~inplace_recipes.recipes._value.setitem_value`, the one rule for
@@ -71,10 +74,14 @@ def planned(record: RecipeRecord) -> Recipe:
         try:
             plan = IndexPlan.of(x, index)
         except Exception:
+            if x.is_meta:
+                return _on_meta(x, index, value)  # torch's meta kernels check less: setitem
             error = number_error(x, value)  # a number's error comes first, as in setitem
-            if error is None:
-                raise
-            raise error from None
+            if error is not None:
+                raise error from None
+            if isinstance(value, Tensor) and value.layout is not torch.strided:
+                _layout_first(x, index, value)
+            raise
         if index is False:
             if (error := number_error(x, value)) is not None:
                 raise error
@@ -109,6 +116,23 @@ def planned(record: RecipeRecord) -> Recipe:
     return recipe
 
 
+def _layout_first(x: Tensor, index: Any, value: Tensor) -> None:
+    """Torch's error for a sparse (or other non-strided) ``value`` through an index it
+    refuses: its kernels refuse the value's layout before they read the index, so
+    setitem on a scratch tensor of ``x``'s shape raises what torch raises (a mask of
+    the wrong shape with a sparse value: ``NotImplementedError``, not ``IndexError``).
+
+    >>> from inplace_recipes import where
+    >>> try:
+    ...     where(torch.zeros(3), [False], torch.ones(1).to_sparse())
+    ... except NotImplementedError as error:
+    ...     print(type(error).__name__, str(error).split(" with ")[0])
+    NotImplementedError Could not run 'aten::view'
+    """
+    scratch = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    scratch[index] = value.detach()
+
+
 def _on_meta(x: Tensor, index: Any, value: Any) -> Tensor:
     """A write through index tensors into a meta ``x``: setitem itself.
 
@@ -120,6 +144,12 @@ def _on_meta(x: Tensor, index: Any, value: Any) -> Tensor:
 
     >>> from inplace_recipes import where
     >>> where(torch.zeros(3, device="meta"), torch.tensor([True, False, True], device="meta"), 1.0)
+    tensor(..., device='meta', size=(3,))
+
+    It is the answer too for an index that torch's meta kernels take and its CPU ones
+    refuse (a mask of the wrong shape):
+
+    >>> where(torch.zeros(3, device="meta"), torch.tensor([True, False]), 1.0)
     tensor(..., device='meta', size=(3,))
     """
     y = x.clone()

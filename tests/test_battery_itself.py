@@ -26,7 +26,7 @@ SIZES = {
     "subclasses": 750,
     "sparse": 342,
     "repeats": 981,
-    "autograd": 13095,
+    "autograd": 16005,
     "contexts": 480,
     "vmap": 1740,
     "compile": 448,
@@ -117,8 +117,19 @@ def test_another_exception_class_is_caught(monkeypatch: pytest.MonkeyPatch) -> N
     assert checks.run(FLOAT_INT).category == RAISES
 
 
-def test_a_wrong_gradient_or_tangent_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_disconnected_graph_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """None where torch gives a zero gradient (or the reverse) is a different graph, though
+    both sum to zeros."""
     _plant(monkeypatch, lambda x, mask, v: torch.where(mask, v.detach(), x))  # no gradient to v
+    reverse = Case("autograd", "where", X(grad=True), "mask", Value("0d", grad=True), "reverse")
+    assert checks.run(reverse).detail.startswith("in the graph")
+    batched = Case("vmap", "where", X(grad=True), "mask", Value("0d", grad=True), "vmap:value")
+    assert checks.run(batched).detail.startswith("in the graph")
+
+
+def test_a_wrong_gradient_or_tangent_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the value's own value, twice its gradient
+    _plant(monkeypatch, lambda x, mask, v: torch.where(mask, 2 * v - v.detach(), x))
     reverse = Case("autograd", "where", X(grad=True), "mask", Value("0d", grad=True), "reverse")
     assert checks.run(reverse).detail.startswith("gradient to value")
     assert checks.run(Case(**{**reverse.__dict__, "check": "jvp"})).detail.startswith("tangent")

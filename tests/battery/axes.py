@@ -236,7 +236,16 @@ def _autograd() -> Iterator[Case]:
     """Reverse mode, double backward, ``torch.func.jvp``, dual tensors and
     ``torch.func.grad``, with ``x`` and the value requiring grad, in every float
     dtype, complex64 and as an ``nn.Parameter``."""
-    indices = (*CORE_INDICES, "tensor_pair", "slice_tensor", "row_mask", "none_int", "empty_mask")
+    indices = (
+        *CORE_INDICES,
+        "tensor_pair",
+        "slice_tensor",
+        "row_mask",
+        "none_int",
+        "empty_mask",
+        "empty_tensor",  # torch gives the value zeros: in the graph
+        "bool_false",  # setitem writes nothing: the value is not in the graph
+    )
     for xd in (*FLOATS, COMPLEX[0]):
         other = "float64" if xd != "float64" else "float32"
         values = [

@@ -281,7 +281,12 @@ def _labels(x: Tensor, value: Any, order: int = 1) -> tuple[str, ...]:
     names = [
         n for n, t in (("x", x), ("value", value)) if isinstance(t, Tensor) and t.requires_grad
     ]
-    labels = ["result", "requires_grad", *(f"gradient to {n}" for n in names)]
+    labels = [
+        "result",
+        "requires_grad",
+        "in the graph (a gradient, not None) of each leaf",
+        *(f"gradient to {n}" for n in names),
+    ]
     if order == 2:
         labels += [f"second-order gradient to {n}" for n in names]
     return tuple(labels)
@@ -344,18 +349,22 @@ def grads(
     order: int = 1,
     leaves: list[Tensor] | None = None,
 ) -> tuple[Any, ...]:
-    """``(result, requires_grad, *gradients)`` of a weighted sum of ``fn``'s result to
-    each leaf; with ``order=2`` also the gradients of a weighted sum of those."""
+    """``(result, requires_grad, in_graph, *gradients)`` of a weighted sum of ``fn``'s
+    result to each leaf (``in_graph``: which leaves autograd reaches, as a disconnected
+    graph gives None where a zero gradient is connected); with ``order=2`` also the
+    gradients of a weighted sum of those."""
     if leaves is None:
         leaves = [t for t in (x, value) if isinstance(t, Tensor) and t.requires_grad]
     out = fn(x, index, value)
     first: list[Tensor] = [torch.zeros_like(t) for t in leaves]
+    in_graph = tuple(False for _ in leaves)
     if out.requires_grad and leaves:
         got = torch.autograd.grad(
             _weighted_sum(out, "loss"), leaves, allow_unused=True, create_graph=order == 2
         )
+        in_graph = tuple(g is not None for g in got)
         first = [torch.zeros_like(t) if g is None else g for t, g in zip(leaves, got, strict=True)]
-    parts: list[Any] = [out.detach(), out.requires_grad, *(g.detach() for g in first)]
+    parts: list[Any] = [out.detach(), out.requires_grad, in_graph, *(g.detach() for g in first)]
     if order == 2:
         connected = [g for g in first if g.requires_grad]
         second: list[Tensor] = [torch.zeros_like(t) for t in leaves]
@@ -450,7 +459,7 @@ def _func_grad(case: Case) -> Verdict:
     primals, _, with_value = _primals(case, x, value)
     leaves = [p.detach().requires_grad_(True) for p in primals]
     v = leaves[-1] if with_value else value
-    want = attempt(lambda: torch_derivatives(case, grads, leaves[0], index, v, 1, leaves)[2:])
+    want = attempt(lambda: torch_derivatives(case, grads, leaves[0], index, v, 1, leaves)[3:])
     taken = snapshot(x=x, index=index, value=value)
     fn = writer(case.writer)
 
@@ -623,7 +632,13 @@ def _context(case: Case) -> Verdict:
         want = attempt(torch_derivatives, case, grads, x, index, value, 1, leaves)
         taken = snapshot(x=base, index=index, value=value)
         got = attempt(grads, writer(case.writer), x, index, value, 1, leaves)
-        labels = ("result", "requires_grad", "gradient to the base", "gradient to value")
+        labels = (
+            "result",
+            "requires_grad",
+            "in the graph (a gradient, not None) of each leaf",
+            "gradient to the base",
+            "gradient to value",
+        )
         return judge(case, got, want, taken, _parts_compare(case, labels), x, value)
     x, index, value = inputs(case)
     if context == "deterministic":

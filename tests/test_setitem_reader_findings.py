@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 import torch.autograd.forward_ad as fwad
@@ -881,3 +882,83 @@ def test_a_meta_x_takes_a_mask_of_the_wrong_shape_as_setitem_does(
         for write in [*RECIPES.values(), lambda a, i, v: at(a)[i].set(v)]:
             got = write(x, mask, 1.0)
             assert (got.shape, got.dtype, got.device) == (y.shape, y.dtype, y.device)
+
+
+MODES = ["clip", "drop", "fill"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "index",
+    [
+        (np.array(True), ..., 1),
+        (np.array(True), 0, ..., 2),
+        ([[True, False, True], [False, True, True]], ..., 1),
+        (None, ..., np.array(True), -1),
+    ],
+    ids=["0-d NumPy bool, ..., int", "with an int before ...", "nested bools", "None first"],
+)
+def test_a_mode_keeps_what_the_items_mean(mode: str, index: Any) -> None:
+    """Sixth reader: ``mode=`` rebuilt the index from the items as read, counting a 0-d NumPy
+    bool (and a nested list of bools) as torch's ``...`` does not: an in-bounds write went to
+    ``x[:, :, 1]`` where torch writes ``x[:, 1, :]``."""
+    x = torch.arange(24.0).reshape(2, 3, 4)
+    for method in ("set", "add", "multiply"):
+        if method == "add":  # mode=None is torch's own
+            _same(lambda: at(x)[index].add(1.0), _torch(x, index, "add", 1.0))
+        try:
+            want: torch.Tensor | type[Exception] = getattr(at(x)[index], method)(1.0)
+        except IndexError:
+            want = IndexError  # torch's, for an index that does not fit
+        _same(lambda method=method: getattr(at(x)[index], method)(1.0, mode=mode), want)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_mode_keeps_a_uint8_mask_a_uint8_mask(mode: str) -> None:
+    """Sixth reader: ``mode=`` rebuilt a uint8 mask as ``mask.bool()``, so ``set`` with a number
+    wrote where setitem (and ``mode=None``) raise ``masked_fill_``'s uint8 error."""
+    x = torch.zeros(3, 4)
+    mask = torch.tensor([1, 0, 0], dtype=torch.uint8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's uint8 deprecation warning
+        with pytest.raises(RuntimeError, match="masked_fill_ only supports boolean masks"):
+            at(x)[mask].set(2.0)
+        with pytest.raises(RuntimeError, match="masked_fill_ only supports boolean masks"):
+            at(x)[mask].set(2.0, mode=mode)
+
+
+@pytest.mark.parametrize("mode", ["drop", "fill"])
+@pytest.mark.parametrize(
+    ("op", "values"),
+    [
+        ("power", [0.5, 0.5, 2.0]),
+        ("power", [-1.0, 0.5, 2.0]),
+        ("divide", [0.0, 0.0, 2.0]),
+        ("multiply", [math.inf, 0.0, 2.0]),
+    ],
+)
+@pytest.mark.parametrize("as_int", [False, True], ids=["index tensor", "int"])
+def test_a_dropped_update_gives_its_value_a_zero_gradient(
+    mode: str, op: str, values: list[float], as_int: bool
+) -> None:
+    """Sixth reader: dropped updates went, with their values, to the slot padded on (0 for
+    ``drop``), so ``0 ** v`` or ``0 / v`` there gave the value a nan gradient. A dropped update
+    has no effect: its value's gradient is 0, as if it were not in the index."""
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    index: Any = 5 if as_int else torch.tensor([5, 7, 1])
+    v = torch.tensor(values[0] if as_int else values, requires_grad=True)
+    got = getattr(at(x)[index], op)(v, mode=mode)
+    gx, gv = torch.autograd.grad(got.sum(), (x, v))
+    kept = torch.tensor([1]) if not as_int else torch.tensor([], dtype=torch.long)
+    v_kept = (v.detach()[2:] if not as_int else torch.ones(0)).clone().requires_grad_()
+    x_ref = x.detach().clone().requires_grad_()
+    want = _torch(x_ref, kept, op, v_kept)
+    assert isinstance(want, torch.Tensor)
+    assert torch.equal(got.detach(), want.detach())
+    wx, wv = torch.autograd.grad(want.sum(), (x_ref, v_kept), allow_unused=True)
+    assert torch.equal(gx, wx)
+    expected_gv = torch.zeros_like(v)
+    if not as_int:
+        expected_gv[2:] = wv
+    assert not gv.isnan().any(), gv
+    assert torch.equal(gv, expected_gv)

@@ -152,12 +152,14 @@ def _bounded(
         return x, index, lambda out: out
     new: list[Any] = []
     padded: list[int] = []
-    for item, dim in IndexPlan.items(x.ndim, index):
+    for given, item, dim in IndexPlan.items(x.ndim, index):
         integer = dim is not None and not isinstance(item, slice)
         if isinstance(item, Tensor) and item.dtype == torch.bool:
             integer = False
         if not integer or dim is None or dim >= x.ndim:
-            new.append(item)  # IndexPlan.of reports what does not fit
+            # as given, so that it means what it meant: a uint8 mask stays one (setitem
+            # refuses it with a number), a 0-d NumPy bool counts one dimension for ``...``
+            new.append(given)  # (IndexPlan.of reports what does not fit)
             continue
         size = x.shape[dim]
         if mode == "clip":
@@ -183,6 +185,23 @@ def _bounded(
         slot[dim] = 1
         grown = torch.cat([grown, torch.full(slot, fill, dtype=x.dtype, device=x.device)], dim)
     return grown, tuple(new), lambda out: out[tuple(slice(0, s) for s in shape)]
+
+
+def _slots(grown: Tensor, shape: torch.Size) -> Tensor | None:
+    """Where :func:`_bounded` padded ``grown`` (the slots that take the updates ``"drop"``
+    and ``"fill"`` drop), as a bool tensor of its shape; ``None`` where it padded nothing.
+
+    >>> _slots(torch.zeros(4, 2), torch.Size([3, 2]))
+    tensor([[False, False],
+            [False, False],
+            [False, False],
+            [ True,  True]])
+    """
+    if grown.shape == shape:
+        return None
+    slots = torch.ones(grown.shape, dtype=torch.bool, device=grown.device)
+    slots[tuple(slice(0, s) for s in shape)] = False
+    return slots
 
 
 def _index_tensors_batched(plan: IndexPlan) -> bool:
@@ -570,10 +589,17 @@ class at:  # named like jax.Array.at and array_api_extra.at
             # gives its errors, and its result leaves the graph with the value
             _in_place(op, x.detach()[False].clone(), value)
             return finish(x.clone())
+        # a dropped update's value is 1 there, so that its derivative at the slot (for
+        # ``0 ** v`` or ``0 / v``, inf or nan) cannot reach the value's gradient
+        slots = _slots(x, self._x.shape)
         if plan.kind == "advanced":
-            return finish(_update_positions(x, index, plan, op, value))
+            return finish(_update_positions(x, index, plan, op, value, slots))
         if plan.mask_batched():
             return finish(_update_batched_mask(x, plan, op, value))
+        if slots is not None and isinstance(value, Tensor):
+            # ints and slices: all of x[index] is in a slot, or none of it (a 0-d condition
+            # keeps the value's shape, and so the dtype torch computes in)
+            value = torch.where(slots[plan.index].any(), value.new_ones(()), value)
         return finish(_update_part(x, index, plan, op, value))
 
 
@@ -690,7 +716,9 @@ def _exact_tensor(value: Any, device: torch.device) -> Tensor:
     return torch.tensor(value, dtype=dtype, device=device)
 
 
-def _update_positions(x: Tensor, index: Any, plan: IndexPlan, op: Op, value: Any) -> Tensor:
+def _update_positions(
+    x: Tensor, index: Any, plan: IndexPlan, op: Op, value: Any, slots: Tensor | None = None
+) -> Tensor:
     """Index tensors: every update applies, duplicates included.
 
     In rounds, one per occurrence of a position, each a gather, torch's own op
@@ -734,10 +762,18 @@ def _update_positions(x: Tensor, index: Any, plan: IndexPlan, op: Op, value: Any
         step = _other(value, x)
     else:
         step = value
-    return _in_rounds(x, positions, step, op, plan).view(x.shape)
+    dropped = None if slots is None else slots.reshape(-1)[positions]
+    return _in_rounds(x, positions, step, op, plan, dropped).view(x.shape)
 
 
-def _in_rounds(x: Tensor, positions: Tensor, step: Any, op: Op, plan: IndexPlan) -> Tensor:
+def _in_rounds(
+    x: Tensor,
+    positions: Tensor,
+    step: Any,
+    op: Op,
+    plan: IndexPlan,
+    dropped: Tensor | None = None,
+) -> Tensor:
     """``y[p] = op(y[p], s)`` for every ``(p, s)`` in order, one round per
     occurrence: round k takes each position's k-th update. Updates outside the
     round go to an extra slot (holding 1), cut off at the end: nothing there
@@ -745,7 +781,8 @@ def _in_rounds(x: Tensor, positions: Tensor, step: Any, op: Op, plan: IndexPlan)
     that requires grad is laid per position in the dtype torch reads it in
     (:func:`_opmath`) when rounds may reach the slot, so that the slot's
     derivative (``1 / 0`` for a zero divisor) cannot reach its gradient; a
-    Python number or any other 0-d tensor goes to the op as it is."""
+    Python number or any other 0-d tensor goes to the op as it is. The ``dropped``
+    updates (of ``mode="drop"`` or ``"fill"``) go to the extra slot in every round."""
     occurrence = _occurrence(positions)
     if plan.distinct_by_construction():
         rounds = 1  # no count to read: a mask beside ints compiles with fullgraph=True
@@ -764,12 +801,15 @@ def _in_rounds(x: Tensor, positions: Tensor, step: Any, op: Op, plan: IndexPlan)
     n = flat.numel()
     grown = torch.cat([flat, torch.ones(1, dtype=x.dtype, device=x.device)])
     per_position = isinstance(step, Tensor) and step.ndim > 0
-    if not per_position and isinstance(step, Tensor) and step.requires_grad and rounds > 1:
+    reaches_slot = rounds > 1 or dropped is not None
+    if not per_position and isinstance(step, Tensor) and step.requires_grad and reaches_slot:
         compute = _opmath(torch.result_type(flat[:1], step))
         step = torch.broadcast_to(step.to(compute), positions.shape)
         per_position = True
     for k in range(rounds):
         this = occurrence == k
+        if dropped is not None:
+            this = this & ~dropped
         where_ = torch.where(this, positions, n)
         s = torch.where(this, step, step.new_ones(())) if per_position else step
         new = _in_place(op, grown[where_], s)

@@ -502,30 +502,29 @@ class ReadIndex:
         return read
 
     @staticmethod
-    def items(ndim: int, index: Any) -> tuple[tuple[Any, int | None], ...]:
-        """Each item of ``index`` (lists, arrays and bools as tensors) with the
-        first dimension of an ``ndim``-dimensional ``x`` that it indexes
-        (``None`` for ``None`` and ``...``). Bounds are not checked.
+    def items(ndim: int, index: Any) -> tuple[tuple[Any, Any, int | None], ...]:
+        """Each item of ``index`` as given, as read (lists, arrays and bools as tensors),
+        and the first dimension of an ``ndim``-dimensional ``x`` that it indexes (``None``
+        for ``None`` and ``...``, whose span is what torch's count of the given items
+        leaves: a 0-d NumPy bool counts one there). Bounds are not checked.
 
         >>> ReadIndex.items(3, (..., [0, 5]))
-        ((Ellipsis, None), (tensor([0, 5]), 2))
+        ((Ellipsis, Ellipsis, None), ([0, 5], tensor([0, 5]), 2))
+        >>> import numpy as np
+        >>> [dim for _, _, dim in ReadIndex.items(3, (np.array(True), ..., 1))]
+        [0, None, 1]
         """
-        items = _items(index)
-        n_real = sum(
-            i.ndim if isinstance(i, Tensor) and i.dtype == torch.bool else 1
-            for i in items
-            if i is not None and i is not Ellipsis
-        )
-        out: list[tuple[Any, int | None]] = []
+        raw = _as_tuple(index)
+        out: list[tuple[Any, Any, int | None]] = []
         dim = 0
-        for item in items:
-            if item is None:
-                out.append((item, None))
-            elif item is Ellipsis:
-                out.append((item, None))
-                dim += max(ndim - n_real, 0)
+        for given in raw:
+            item = _item(given)
+            if item is None or item is Ellipsis:
+                out.append((given, item, None))
+                if item is Ellipsis:
+                    dim += max(ndim - _specified_dims(raw), 0)
             else:
-                out.append((item, dim))
+                out.append((given, item, dim))
                 is_mask = isinstance(item, Tensor) and item.dtype == torch.bool
                 dim += item.ndim if is_mask else 1
         return tuple(out)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import assume, given, settings
@@ -330,6 +331,76 @@ def test_clip_and_drop() -> None:
     )
     m = torch.zeros(2, 3)
     assert at(m)[:, torch.tensor([0, 5])].set(1.0, mode="drop").sum() == 2
+
+
+def _outcome(fn: Callable[[], torch.Tensor], leaves: list[torch.Tensor]) -> Any:
+    """The result, and which leaves it reaches with what gradient (None: not in the
+    graph), or the exception class."""
+    try:
+        out = fn()
+    except Exception as error:  # noqa: BLE001 - the class is compared
+        return type(error)
+    grads: tuple[Any, ...] = ()
+    if out.requires_grad and leaves:
+        weights = (torch.arange(out.numel()) + 1).to(out.dtype).reshape(out.shape)
+        grads = torch.autograd.grad((out * weights).sum().real, leaves, allow_unused=True)
+    return out.detach(), grads
+
+
+#: Forms that a mode must keep as given: it rebuilds the index around the items it bounds.
+KEPT_FORMS = ["as drawn", "a lone False", "a lone True", "a 0-d NumPy bool, ..., 0", "uint8"]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    case=cases(torch_forms=True, duplicates=True),
+    method=st.sampled_from(METHODS),
+    form=st.sampled_from(KEPT_FORMS),
+)
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_a_mode_changes_nothing_in_bounds(case: Case, method: str, form: str) -> None:
+    """Every drawn index is in bounds, so ``clip``, ``drop`` and ``fill`` give what no mode
+    gives: the value, each gradient (None where the value is not in the graph), or the
+    error's class. Also in the forms a rebuilt index lost: a lone bool (``(False,)`` is
+    another write), a uint8 mask (``set`` refuses it with a number), a 0-d NumPy bool
+    before ``...`` (torch counts it one dimension there)."""
+    x = case.x.clone().requires_grad_(case.x.is_floating_point() or case.x.is_complex())
+    value = case.value
+    index = case.index
+    if form == "uint8":
+        assume(isinstance(index, torch.Tensor) and index.dtype == torch.bool)
+        index = index.to(torch.uint8)
+    elif form != "as drawn":
+        index = {
+            "a lone False": False,
+            "a lone True": True,
+            "a 0-d NumPy bool, ..., 0": (np.array(True), ..., 0),
+        }[form]
+        if not isinstance(value, (int, float, complex)):
+            value = value.reshape(-1)[:1].reshape(()) if value.numel() else 1
+    if isinstance(value, torch.Tensor) and (value.is_floating_point() or value.is_complex()):
+        value = value.clone().requires_grad_()
+    leaves = [t for t in (x, value) if isinstance(t, torch.Tensor) and t.requires_grad]
+
+    def write(mode: Any) -> torch.Tensor:
+        ref = at(x)[index]
+        if method == "apply":
+            return ref.apply(square_minus, mode=mode)
+        return getattr(ref, method)(value, mode=mode)  # type: ignore[no-any-return]
+
+    want = _outcome(lambda: write(None), leaves)
+    for mode in ("clip", "drop", "fill"):
+        got = _outcome(lambda mode=mode: write(mode), leaves)
+        if isinstance(want, type):
+            assert got is want, (mode, got, want)
+            continue
+        assert not isinstance(got, type), (mode, got)
+        assert got[0].dtype == want[0].dtype
+        torch.testing.assert_close(got[0], want[0], equal_nan=True, rtol=0, atol=0)
+        assert [g is None for g in got[1]] == [g is None for g in want[1]], mode
+        for g, w in zip(got[1], want[1], strict=True):
+            if w is not None:
+                torch.testing.assert_close(g, w, equal_nan=True, rtol=0, atol=0)
 
 
 def test_drop_mode_gradients() -> None:

@@ -962,3 +962,19 @@ def test_a_dropped_update_gives_its_value_a_zero_gradient(
         expected_gv[2:] = wv
     assert not gv.isnan().any(), gv
     assert torch.equal(gv, expected_gv)
+
+
+@pytest.mark.parametrize("wrap", [tuple, list], ids=["(mask,)", "[mask]"])
+def test_apply_through_a_wrapped_uint8_mask_refuses_as_setitem(wrap: type) -> None:
+    """The mode property's find: ``apply`` handed the recipe the mask as read (bool), so one
+    element through ``(uint8_mask,)`` was written where ``y[i] = fn(y[i])`` raises
+    ``masked_fill_``'s uint8 error."""
+    x = torch.tensor([1.5, 2.0, 3.0])
+    index = wrap([torch.tensor([1, 0, 0], dtype=torch.uint8)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's uint8 deprecation warning
+        y = x.clone()
+        with pytest.raises(RuntimeError, match="masked_fill_ only supports boolean masks"):
+            y[index] = y[index] * 2
+        with pytest.raises(RuntimeError, match="masked_fill_ only supports boolean masks"):
+            at(x)[index].apply(lambda part: part * 2)

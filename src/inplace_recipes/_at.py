@@ -152,6 +152,7 @@ def _bounded(
         return x, index, lambda out: out
     new: list[Any] = []
     padded: list[int] = []
+    changed = False
     for given, item, dim in IndexPlan.items(x.ndim, index):
         integer = dim is not None and not isinstance(item, slice)
         if isinstance(item, Tensor) and item.dtype == torch.bool:
@@ -162,6 +163,10 @@ def _bounded(
             new.append(given)  # (IndexPlan.of reports what does not fit)
             continue
         size = x.shape[dim]
+        if not isinstance(item, Tensor) and -size <= int(item) < size:
+            new.append(given)  # an int in range: nothing to bound, no slot to pad
+            continue
+        changed = True
         if mode == "clip":
             if size == 0:
                 new.append(item)
@@ -177,6 +182,8 @@ def _bounded(
         else:
             position = int(item) + size if int(item) < 0 else int(item)
             new.append(position if 0 <= position < size else size)
+    if not changed:
+        return x, index, lambda out: out  # (a tuple of one mask is read as another kind)
     if not padded:
         return x, tuple(new), lambda out: out
     shape, grown = x.shape, x
@@ -556,7 +563,7 @@ class at:  # named like jax.Array.at and array_api_extra.at
         if self.index is False:
             return finish(x.clone())  # setitem writes nothing: fn's result leaves the graph
         if plan.kind != "advanced":
-            return finish(RECIPES[best_recipe(x, plan.index, out)](x, plan.index, out))
+            return finish(RECIPES[best_recipe(x, index, out)](x, index, out))  # index as given
         new = plan.fit(cast(Tensor, setitem_value(x, index, plan, out)))
         positions = plan.flat_positions().reshape(-1)
         first = _occurrence(positions) == 0
@@ -801,7 +808,8 @@ def _in_rounds(
     n = flat.numel()
     grown = torch.cat([flat, torch.ones(1, dtype=x.dtype, device=x.device)])
     per_position = isinstance(step, Tensor) and step.ndim > 0
-    reaches_slot = rounds > 1 or dropped is not None
+    # (the extra slot holds 1, where only divide's derivative can be infinite: 1 / 0)
+    reaches_slot = rounds > 1 or (dropped is not None and op == "divide")
     if not per_position and isinstance(step, Tensor) and step.requires_grad and reaches_slot:
         compute = _opmath(torch.result_type(flat[:1], step))
         step = torch.broadcast_to(step.to(compute), positions.shape)

@@ -351,7 +351,7 @@ def _outcome(fn: Callable[[], torch.Tensor], leaves: list[torch.Tensor]) -> Any:
 KEPT_FORMS = ["as drawn", "a lone False", "a lone True", "a 0-d NumPy bool, ..., 0", "uint8"]
 
 
-@settings(max_examples=examples(200), deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     case=cases(torch_forms=True, duplicates=True),
     method=st.sampled_from(METHODS),

@@ -74,7 +74,7 @@ def planned(record: RecipeRecord) -> Recipe:
         try:
             plan = IndexPlan.of(x, index)
         except Exception:
-            if x.is_meta:
+            if isinstance(x, Tensor) and x.is_meta:
                 return _on_meta(x, index, value)  # torch's meta kernels check less: setitem
             error = number_error(x, value)  # a number's error comes first, as in setitem
             if error is not None:

@@ -978,3 +978,32 @@ def test_apply_through_a_wrapped_uint8_mask_refuses_as_setitem(wrap: type) -> No
             y[index] = y[index] * 2
         with pytest.raises(RuntimeError, match="masked_fill_ only supports boolean masks"):
             at(x)[index].apply(lambda part: part * 2)
+
+
+@pytest.mark.parametrize("mode", ["drop", "fill"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_a_mode_in_bounds_keeps_a_low_precision_gradient_to_the_bit(
+    mode: str, dtype: torch.dtype
+) -> None:
+    """Seventh reader: under ``drop``/``fill`` a 0-d divisor that requires grad was laid per
+    position for the padded slot even with every position in range, so its gradient was
+    summed in float32 where torch's ``y[i] /= v`` sums it in bfloat16 (-3.828 for -3.844).
+    The result was also a non-contiguous view of the padded copy."""
+    x = torch.tensor([[3.8281, 2.4375, 1.1172, 3.5781]] * 2, dtype=dtype)
+    index = (slice(None), torch.tensor([0, 2]))
+    weights = torch.tensor([0.3, -1.7, 0.9, 1.1], dtype=torch.float64)
+
+    def gradient(write: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+        v = torch.tensor(0.75, dtype=dtype, requires_grad=True)
+        out = write(v)
+        assert out.is_contiguous()
+        return torch.autograd.grad((out.double() * weights).sum(), v)[0]
+
+    def in_place(v: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        y[index] /= v
+        return y
+
+    want = gradient(in_place)
+    assert torch.equal(gradient(lambda v: at(x)[index].divide(v)), want)
+    assert torch.equal(gradient(lambda v: at(x)[index].divide(v, mode=mode)), want)

@@ -191,7 +191,8 @@ def _bounded(
         slot = list(grown.shape)
         slot[dim] = 1
         grown = torch.cat([grown, torch.full(slot, fill, dtype=x.dtype, device=x.device)], dim)
-    return grown, tuple(new), lambda out: out[tuple(slice(0, s) for s in shape)]
+    # (contiguous, as the write without a mode returns it: not a view of the padded copy)
+    return grown, tuple(new), lambda out: out[tuple(slice(0, s) for s in shape)].contiguous()
 
 
 def _slots(grown: Tensor, shape: torch.Size) -> Tensor | None:
@@ -791,19 +792,19 @@ def _in_rounds(
     Python number or any other 0-d tensor goes to the op as it is. The ``dropped``
     updates (of ``mode="drop"`` or ``"fill"``) go to the extra slot in every round."""
     occurrence = _occurrence(positions)
+    readable = not (
+        torch.compiler.is_compiling() or _index_tensors_batched(plan) or positions.is_meta
+    )
     if plan.distinct_by_construction():
         rounds = 1  # no count to read: a mask beside ints compiles with fullgraph=True
-    elif (
-        torch.compiler.is_compiling()
-        or _index_tensors_batched(plan)
-        or positions.is_meta
-        or not positions.numel()
-    ):
+    elif not readable or not positions.numel():
         # no data-dependent count under vmap, compile or on meta; with no position, one
         # round writes nothing but gives the value torch's zero gradient (no round: none)
         rounds = max(positions.numel(), 1)
     else:
         rounds = int(occurrence.max()) + 1
+    if dropped is not None and readable and not bool(dropped.any()):
+        dropped = None  # every position in range: the write without a mode, to the last bit
     flat = x.reshape(-1)
     n = flat.numel()
     grown = torch.cat([flat, torch.ones(1, dtype=x.dtype, device=x.device)])

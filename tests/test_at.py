@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from inplace_recipes import compare_gradients
 from inplace_recipes._at import at
-from strategies import Case, cases, examples
+from strategies import DTYPES, Case, cases, examples
 
 METHODS = ["set", "add", "subtract", "multiply", "divide", "power", "min", "max", "apply"]
 
@@ -353,7 +353,7 @@ KEPT_FORMS = ["as drawn", "a lone False", "a lone True", "a 0-d NumPy bool, ...,
 
 @settings(max_examples=examples(100), deadline=None)
 @given(
-    case=cases(torch_forms=True, duplicates=True),
+    case=cases((*DTYPES, torch.bfloat16, torch.float16), torch_forms=True, duplicates=True),
     method=st.sampled_from(METHODS),
     form=st.sampled_from(KEPT_FORMS),
 )

@@ -276,6 +276,10 @@ def _value_compare(case: Case, *, inductor: bool = False) -> Compare:
     return compare
 
 
+#: The label of the part that says which leaves a result reaches (a gradient, not None).
+IN_GRAPH = "in the graph (a gradient, not None) of each leaf"
+
+
 def _labels(x: Tensor, value: Any, order: int = 1) -> tuple[str, ...]:
     """Names of the parts :func:`grads` returns, for the messages."""
     names = [
@@ -284,7 +288,7 @@ def _labels(x: Tensor, value: Any, order: int = 1) -> tuple[str, ...]:
     labels = [
         "result",
         "requires_grad",
-        "in the graph (a gradient, not None) of each leaf",
+        IN_GRAPH,
         *(f"gradient to {n}" for n in names),
     ]
     if order == 2:
@@ -635,7 +639,7 @@ def _context(case: Case) -> Verdict:
         labels = (
             "result",
             "requires_grad",
-            "in the graph (a gradient, not None) of each leaf",
+            IN_GRAPH,
             "gradient to the base",
             "gradient to value",
         )

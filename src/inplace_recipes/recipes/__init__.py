@@ -22,7 +22,8 @@ and for a mask or index tensors raise setitem's own ``NotImplementedError``.
 
 A lone ``False`` writes nothing, as setitem: every recipe returns a copy of ``x``
 without reading the value (its shape, dtype and device), after the error of a Python
-number that ``x``'s dtype cannot hold and what its record refuses:
+number that ``x``'s dtype cannot hold (which setitem skips on the meta device) and what
+its record refuses:
 
 >>> y = torch.zeros(2)
 >>> y[False] = torch.ones(5)  # no error, nothing written
@@ -35,8 +36,9 @@ RuntimeError: value cannot be converted to type int8_t without overflow
 
 One difference is kept: a meta value written through a mask or index tensors into a
 tensor on another device. Torch 2.13's setitem writes nothing there and raises nothing
-(nor checks the value's shape), a write that is silently lost; the recipes raise the
-error torch raises for the same value through an int or a slice, which names the problem:
+(nor checks the value's shape), a write that is silently lost; every recipe but ``clone``
+(which is setitem) raises the error torch raises for such a value of the right shape
+through an int or a slice, which names the problem:
 
 >>> y[torch.tensor([0, 1])] = torch.ones(2, device="meta")  # no error, nothing written
 >>> RECIPES["where"](y, torch.tensor([0, 1]), torch.ones(2, device="meta"))
@@ -44,8 +46,8 @@ Traceback (most recent call last):
     ...
 NotImplementedError: Cannot copy out of meta tensor; no data!
 
-Through a mask of the wrong shape they raise the mask's ``IndexError`` first, as for any
-other value:
+Through a lone mask of the wrong shape they raise the mask's ``IndexError`` first, as for
+any other value:
 
 >>> y[torch.tensor([True])] = torch.ones(1, device="meta")  # no error, nothing written
 >>> RECIPES["where"](y, torch.tensor([True]), torch.ones(1, device="meta"))

@@ -130,7 +130,8 @@
     const found = [];
     let n = 0;
     table.kinds.forEach((kind, index) => {
-      const mine = kind.wordings.map((_, w) => [perWording[n + w], w]);
+      // a wording the words reader does not read (read_by_words=False) has no literal: 0
+      const mine = kind.wordings.map((_, w) => [perWording[n + w] || 0, w]);
       n += kind.wordings.length;
       const heaviest = Math.max(...mine.map(([weight]) => weight));
       if (!heaviest) return;

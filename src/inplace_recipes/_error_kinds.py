@@ -52,6 +52,10 @@ class Wording:
     #: first wording whose pattern matches): a paste that two sections' wordings share is
     #: most likely the one more threads print (tests/test_explain_real_errors.py counts them).
     threads: int = 0
+    #: Whether the words reader (``_error_words``) reads a cut or retyped paste against these
+    #: literals; ``False`` where the literal is so short that its weighty words alone are
+    #: another message's too (the pattern, which keeps the small words, still matches).
+    read_by_words: bool = True
 
     @property
     def literals(self) -> tuple[str, ...]:
@@ -120,10 +124,14 @@ class ErrorKind:
         return f"{ERRORS_PAGE}#error-{self.slug}"
 
 
-#: The node names of views: a saved tensor that is one of these (or a leaf,
-#: whose message names no node) is most often a layer's weight. Torch 1.x names
-#: nn.Linear's saved transpose "TBackward", 2.13 "AsStrided".
+#: The node names of views.
 _VIEW_NODES = r"(?:AsStrided?|T|Transpose|Permute|View|Expand|Select|Slice|Unsqueeze|Squeeze)"
+#: The views of a weight that ops save: a two-dimensional one of these (or a leaf, whose
+#: message names no node) is most often a layer's weight. Torch 1.x names nn.Linear's saved
+#: transpose "TBackward"; 2.13 names any view "AsStrided" once its base was written. A
+#: two-dimensional Select, Slice, Squeeze or View is most often an activation's (in the
+#: real-message data, 3 of 3 threads: a write of the user's own or of a library).
+_WEIGHT_VIEW_NODES = r"(?:AsStrided?|T|Transpose|Permute)"
 #: DataParallel's copies of the parameters (``replicate`` broadcasts them with
 #: ``torch.nn.parallel._functions.Broadcast``; the copy on the first device shares the
 #: parameter's storage and version counter): a saved "output N of BroadcastBackward" is a weight.
@@ -132,7 +140,7 @@ _REPLICA_NODES = r"Broadcast"
 #: transpose), or DataParallel's copy of a parameter.
 _SAVED_WEIGHT = (
     r"(?:Float|Half|Double|BFloat16)Tensor \[[\w, ]{0,200}\]\],? is at version|"
-    rf"\[\w{{1,20}}, \w{{1,20}}\]\], which is output \d{{1,6}} of {_VIEW_NODES},|"
+    rf"\[\w{{1,20}}, \w{{1,20}}\]\], which is output \d{{1,6}} of {_WEIGHT_VIEW_NODES},|"
     rf"which is output \d{{1,6}} of {_REPLICA_NODES},"
 )
 #: A saved one-dimensional leaf on a GPU: what the threads under DistributedDataParallel show.
@@ -362,6 +370,17 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "changed in there or anywhere later. Good luck!",
                 threads=38,
             ),
+            Wording(
+                # no other message of torch's (docs/measurements/error-inventory.json) has
+                # "modified by an inplace operation": the phrase alone tells this section. Its
+                # words alone do not: the TorchScript tracer's "was modified by in-place
+                # operation, but we cannot find its updated value" has them too
+                "0.3 to 2.13: the message's phrase alone, quoted in a user's own words (a title)",
+                r"[Mm]odified by an? in[- ]?place operation",
+                "modified by an inplace operation",
+                "https://github.com/pytorch/pytorch/issues/110363",
+                read_by_words=False,
+            ),
         ),
         (
             Cause(
@@ -391,7 +410,10 @@ ERRORS: tuple[ErrorKind, ...] = (
                 "of Broadcast): most often a layer's weight (nn.Linear saves its transpose) that "
                 "an optimizer.step() updated between the forward and "
                 "this backward (or a graph kept with retain_graph=True and used again after the "
-                "step).",
+                "step). Code that ran on torch 1.4 and fails on 1.5 or later is most often this "
+                "case: until 1.5 the optimizers stepped through .data, which the version counter "
+                "does not count, so backward silently used the updated weights; an older torch "
+                "hides the error, not the wrong gradient.",
                 _STEP_FIX,
                 "reorder-step-after-backward",
                 when=_SAVED_WEIGHT,

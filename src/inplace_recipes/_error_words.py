@@ -153,7 +153,8 @@ class Match:
 
 
 def literal_words(wording: Wording) -> list[tuple[str, ...]]:
-    """The words of each of a wording's literal messages (:attr:`Wording.literals`)."""
+    """The words of each of a wording's literal messages (:attr:`Wording.literals`) that the
+    words reader reads (none where ``Wording.read_by_words`` is ``False``)."""
     return [_LITERALS[n] for n in _FORMS_OF[id(wording)]]
 
 
@@ -213,7 +214,9 @@ def matches(runs: list[tuple[int, int]], clean: bool = False) -> list[Match]:
     """
     found = []
     for kind in ERRORS:
-        mine = [(max(runs[n][clean] for n in _FORMS_OF[id(w)]), w) for w in kind.wordings]
+        mine = [
+            (max((runs[n][clean] for n in _FORMS_OF[id(w)]), default=0), w) for w in kind.wordings
+        ]
         heaviest = max(weight for weight, _ in mine)
         if heaviest:
             best = [w for weight, w in mine if weight == heaviest]
@@ -228,7 +231,7 @@ LITERALS: list[tuple[int, int, tuple[str, ...]]] = [
     for w, (k, wording) in enumerate(
         (k, wording) for k, kind in enumerate(ERRORS) for wording in kind.wordings
     )
-    for literal in wording.literals
+    for literal in (wording.literals if wording.read_by_words else ())
 ]
 _LITERALS = [literal for _, _, literal in LITERALS]
 _WORDINGS = [wording for kind in ERRORS for wording in kind.wordings]

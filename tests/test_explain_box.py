@@ -36,6 +36,7 @@ DATA = [
         "unseen5_errors.json",
         "unseen6_errors.json",
         "unseen7_errors.json",
+        "unseen8_errors.json",
     )
 ]
 NODE = shutil.which("node")

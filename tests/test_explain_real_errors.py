@@ -72,6 +72,13 @@ UNSEEN6_ITEMS: list[dict[str, Any]] = json.loads(UNSEEN6.read_text())["items"]
 #: the same rules, fixed before its one scoring, after the Broadcast rule of 8a9628f.
 UNSEEN7 = Path(__file__).parent / "data" / "unseen7_errors.json"
 UNSEEN7_ITEMS: list[dict[str, Any]] = json.loads(UNSEEN7.read_text())["items"]
+#: An eighth set, collected on 2026-12-06 by three collectors who neither ran nor read the
+#: package, following one written protocol (in the file's provenance), from threads in none
+#: of the seven (split "unseen8"; 116 items, 115 of them GitHub threads: the stored forum and
+#: Q&A pages held one report that no set had); committed with the same rules before its one
+#: scoring, after the design of 8683c09.
+UNSEEN8 = Path(__file__).parent / "data" / "unseen8_errors.json"
+UNSEEN8_ITEMS: list[dict[str, Any]] = json.loads(UNSEEN8.read_text())["items"]
 ALL_ITEMS = (
     ITEMS
     + FRESH_ITEMS
@@ -80,6 +87,7 @@ ALL_ITEMS = (
     + UNSEEN5_ITEMS
     + UNSEEN6_ITEMS
     + UNSEEN7_ITEMS
+    + UNSEEN8_ITEMS
 )
 
 #: The section(s) each message family belongs to.
@@ -258,9 +266,14 @@ def test_the_data_set_is_what_the_collector_made() -> None:
     assert {i["split"] for i in UNSEEN7_ITEMS} == {"unseen7"}
     earlier |= {_thread(i["source"]) for i in UNSEEN6_ITEMS}
     assert not {_thread(i["source"]) for i in UNSEEN7_ITEMS} & earlier
+    assert len(UNSEEN8_ITEMS) == 116
+    assert {i["split"] for i in UNSEEN8_ITEMS} == {"unseen8"}
+    earlier |= {_thread(i["source"]) for i in UNSEEN7_ITEMS}
+    assert not {_thread(i["source"]) for i in UNSEEN8_ITEMS} & earlier
+    assert len({_thread(i["source"]) for i in UNSEEN8_ITEMS}) == len(UNSEEN8_ITEMS)
     assert all(
         i["message_family"] in FAMILY or "expected_section_by_hand" in i
-        for i in UNSEEN2_ITEMS + UNSEEN5_ITEMS + UNSEEN6_ITEMS + UNSEEN7_ITEMS
+        for i in UNSEEN2_ITEMS + UNSEEN5_ITEMS + UNSEEN6_ITEMS + UNSEEN7_ITEMS + UNSEEN8_ITEMS
     )
 
 

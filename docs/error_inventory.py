@@ -129,8 +129,10 @@ REASONS: dict[str, str] = {
     "vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will appear "
     "like same randomness.": "vmap's randomness='different' option with an in-place random op "
     "(such as uniform_) on an unbatched tensor: an option's contract, which the message states",
-    "was modified by in-place operation, but we cannot find its updated value.": "the "
-    "TorchScript tracer (torch.jit.trace), deprecated",
+    "was modified by in-place operation, but we cannot find its updated value.": "the ONNX "
+    "exporter's own pass that removes in-place ops from the graph it exports "
+    "(torch/csrc/jit/passes/onnx/remove_inplace_ops_for_onnx.cpp); the message asks for a bug "
+    "report",
 }
 
 

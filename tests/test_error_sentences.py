@@ -397,3 +397,40 @@ def test_mark_dirty_on_a_leaf_raises_the_leaf_error_with_its_own_fix() -> None:
     _DoubleMarked.apply(a.clone()).sum().backward()
     assert a.grad is not None
     assert a.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def _optimizers() -> list[type[torch.optim.Optimizer]]:
+    """Every optimizer class torch.optim exports, but LBFGS (its step needs a closure) and
+    SparseAdam (it takes sparse gradients only)."""
+    apart = (torch.optim.Optimizer, torch.optim.LBFGS, torch.optim.SparseAdam)
+    classes = [getattr(torch.optim, name) for name in dir(torch.optim)]
+    return [
+        cls
+        for cls in classes
+        if isinstance(cls, type) and issubclass(cls, torch.optim.Optimizer) and cls not in apart
+    ]
+
+
+def _version_after_a_step(cls: type[torch.optim.Optimizer], **options: object) -> int:
+    w = torch.ones(3, 4, requires_grad=True)  # two-dimensional: Muon takes no other
+    w.grad = -torch.ones(3, 4)
+    cls([w], **options).step()
+    return w._version
+
+
+def test_every_optimizers_default_step_is_counted_and_a_fused_one_is_not() -> None:
+    """errors.md: "In torch 2.13 a step counts by default, but not a fused one
+    (``fused=True``)", over every optimizer of torch.optim that takes a dense step without a
+    closure, and every one of them that takes ``fused=True`` on the CPU."""
+    optimizers = _optimizers()
+    assert len(optimizers) >= 10
+    assert all(_version_after_a_step(cls) >= 1 for cls in optimizers)
+    fused = []
+    for cls in optimizers:
+        try:
+            version = _version_after_a_step(cls, fused=True)
+        except (TypeError, RuntimeError):  # no fused form, or none on the CPU
+            continue
+        fused.append(cls.__name__)
+        assert version == 0, cls.__name__
+    assert {"SGD", "Adam", "AdamW"} <= set(fused), fused

@@ -209,10 +209,11 @@ def test_only_the_views_ops_save_of_a_weight_put_the_optimizer_step_first(
     assert ("step-between" in keys) == (first == "step-between"), keys
 
 
-def test_a_write_into_a_weight_gets_asstrided_in_2_13_whatever_view_an_op_saved() -> None:
-    """Why ``AsStrided`` is among the weight's views: in torch 2.13 a view whose base was
-    written is regenerated as ``AsStrided``, so a weight's transpose, permutation or row
-    saved by an op and then stepped prints that node."""
+def test_a_weights_transpose_permutation_or_row_prints_asstrided_in_2_13() -> None:
+    """Why ``AsStrided`` is among the weight's views: in torch 2.13 a weight's transpose,
+    permutation or row that an op saved prints that node once the weight was written (an
+    activation's too, and a complex tensor's ``conj()`` prints ``Conj``: the rule cannot
+    tell those)."""
     w = torch.randn(3, 4, requires_grad=True)
     x = torch.randn(2, 4, requires_grad=True)
     for view in (lambda w: w.t(), lambda w: w.permute(1, 0), lambda w: w[1]):
@@ -221,6 +222,27 @@ def test_a_write_into_a_weight_gets_asstrided_in_2_13_whatever_view_an_op_saved(
             w.add_(1)
         with pytest.raises(RuntimeError, match="which is output 0 of AsStrided, is at version"):
             y.sum().backward()
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+def test_a_saved_weight_of_any_floating_type_is_explained_as_an_optimizer_step(
+    dtype: torch.dtype,
+) -> None:
+    """A bfloat16 tensor has no legacy type name: torch prints ``CPUBFloat16Type`` (on a GPU
+    ``CUDABFloat16Type``) where a float32 one prints ``torch.FloatTensor``; a bfloat16 weight
+    stepped between forward and backward gets the step first all the same (before: the op
+    that made it, for a tensor that no op made)."""
+    layer = torch.nn.Conv1d(2, 3, 3).to(dtype)  # saves its weight itself: a leaf
+    x = torch.randn(1, 2, 8, dtype=dtype, requires_grad=True)
+    loss = layer(x).sum()
+    layer.weight.grad = torch.ones_like(layer.weight)
+    torch.optim.SGD(layer.parameters(), lr=0.1).step()
+    with pytest.raises(RuntimeError) as raised:
+        loss.backward()
+    keys = [cause.key for cause in explain(raised.value).causes]
+    assert keys[0] == "step-between", (str(raised.value), keys)
+    cuda = str(raised.value).replace("CPUBFloat16Type", "CUDABFloat16Type")
+    assert explain(cuda).causes[0].key == "step-between"
 
 
 @pytest.mark.parametrize("node", ["BroadcastBackward", "BroadcastBackward0", "Broadcast"])

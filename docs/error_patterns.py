@@ -38,6 +38,7 @@ from inplace_recipes._error_words import (
     SMALL_WORDS,
     WEIGHTLESS,
     WORD_FORM,
+    WRAP_WIDTH,
 )
 
 #: The generated script, under the build's ``_static``.
@@ -125,6 +126,7 @@ def table(translate: Translate = str) -> dict[str, Any]:
             "minOpening": MIN_OPENING,
             "minPhrase": MIN_PHRASE,
             "maxWords": MAX_WORDS,
+            "wrapWidth": WRAP_WIDTH,
             "literals": [list(literal) for _, _, literal in LITERALS],
             "section": [section for section, _, _ in LITERALS],
             "wording": [wording for _, wording, _ in LITERALS],

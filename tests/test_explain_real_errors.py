@@ -431,6 +431,28 @@ def test_the_seventh_set_gets_no_wrong_section_and_keeps_its_measured_rates() ->
     _keeps_its_rates("unseen7", items=50, right=42, judged=25, fitting=17)
 
 
+def test_the_eighth_set_gets_no_wrong_section_and_keeps_its_measured_rates() -> None:
+    """Scored once, on the design of commit b683b33 (the data and its rules committed first,
+    in 8f9da3f).
+
+    As scored: 115 of 116 right sections (99.1%; the issue's target is 95%), none wrong, a
+    first fix that fits for 20 of the 30 judged (66.7%; target 85%). The one without a section
+    holds only anomaly mode's ``Error detected in CudnnBatchNormBackward`` (the title) and the
+    user's code. Of the ten fixes that do not fit, five are threads whose fix was to install
+    the older torch a repository was written for (cause "other": a ReLU output written in
+    place, a weight's transpose stepped, an mmdetection fork); one is DistributedDataParallel's
+    buffers where the message shows a four-dimensional leaf and no word of DDP, one the paste
+    without a section (DDP's buffers too); one a PR's own description of a library that edits
+    embedding rows on purpose (fixed through ``.data``); one a compiler PR on leaves written
+    under grad mode; one a terminal's hard wrap inside ``output`` (``which is o`` /
+    ``utput 0 of TBackward``), which hid the weight's transpose. After that scoring the misses
+    were read: a terminal's wrap is now undone (``_error_words.unwrapped``, tested on every
+    wrap of the table's messages): 21 of 30 (70%). The set is no longer unseen. This test
+    keeps those rates from falling.
+    """
+    _keeps_its_rates("unseen8", items=116, right=115, judged=30, fitting=21)
+
+
 def _first_matching_wording(message: str) -> tuple[str, str] | None:
     text = read(message)
     for kind in ERRORS:

@@ -16,6 +16,41 @@
       Object.prototype.hasOwnProperty.call(values, name) ? values[name] : whole);
   }
 
+  // The message with a terminal's hard wrapping undone, as _error_words.unwrapped() gives
+  // it. Lengths are counted in code points, as Python's len() counts them.
+  function unwrapped(table, message) {
+    const rows = message.split(/\r\n?|\n/);
+    const lengths = rows.map((row) => Array.from(row).length);
+    const width = Math.max(...lengths);
+    // one row that long may be any long line: only a word split in two tells a wrap there
+    const several = lengths.filter((n) => n === width).length >= 2;
+    const vocabulary = new Set(table.words.literals.flat().concat(table.words.small));
+    for (const word of table.words.weightless) vocabulary.delete(word);
+    const splitsAWord = (row, after) => {
+      if (several && /^[,.;:)\]]/.test(after) && !row.endsWith(" ")) return true;
+      const left = /[A-Za-z]+$/.exec(row);
+      const right = /^[A-Za-z]+/.exec(after);
+      if (!left || !right) return false;
+      const a = left[0].toLowerCase();
+      const b = right[0].toLowerCase();
+      // a node's name goes on in lower case (TBack / ward); a new one starts upper (of / Sigmoid)
+      const node = /^[a-z]/.test(right[0]) && /^[a-z]+backward$/.test(a + b);
+      const word = vocabulary.has(a + b) || node;
+      return word && !(vocabulary.has(a) && vocabulary.has(b));
+    };
+    let any = false;
+    for (let i = 0; i + 1 < rows.length; i++) {
+      if (lengths[i] === width && splitsAWord(rows[i], rows[i + 1])) any = true;
+    }
+    if (width < table.words.wrapWidth || !any) return message;
+    const joined = [rows[0]];
+    for (let i = 1; i < rows.length; i++) {
+      if (lengths[i - 1] === width) joined[joined.length - 1] += rows[i];
+      else joined.push(rows[i]);
+    }
+    return joined.join("\n");
+  }
+
   // The message in the form the table matches, as _error_reading.read() gives it.
   function readMessage(table, message) {
     for (const rewrite of table.reading) {
@@ -192,7 +227,7 @@
   // {slug, lines, alternatives} for the message, or null when no section covers it;
   // slug is null where the paste fits several sections seen equally often.
   function answerOf(table, message) {
-    const text = readMessage(table, message);
+    const text = readMessage(table, unwrapped(table, message));
     const found = sections(table, text);
     if (!found.length) return null;
     const others = found.slice(1).map((m) => m.kind);

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 from ._error_kinds import _MULTI_OUTPUT_NODES, ERRORS, ErrorKind, Wording
 from ._error_reading import Rewrite, read
@@ -46,11 +47,13 @@ __all__ = [
     "SMALL_WORDS",
     "WEIGHTLESS",
     "WORD_FORM",
+    "WRAP_WIDTH",
     "Match",
     "heaviest_runs",
     "literal_words",
     "matches",
     "pasted",
+    "unwrapped",
     "words",
 ]
 
@@ -225,6 +228,66 @@ def matches(runs: list[tuple[int, int]], clean: bool = False) -> list[Match]:
     return found
 
 
+#: The narrowest terminal whose hard wrapping :func:`unwrapped` undoes.
+WRAP_WIDTH = 60
+
+
+def unwrapped(message: str) -> str:
+    """``message`` with a terminal's hard wrapping undone.
+
+    A terminal (or a log viewer) that breaks every line at its width W leaves rows of
+    exactly W characters, broken anywhere, mid-word too (``which is o`` / ``utput 0 of``),
+    and keeps every character; an editor's word wrap breaks at a space and drops it
+    (``modified`` / ``by an inplace``). Where the longest row is at least :data:`WRAP_WIDTH`
+    characters, two rows or more are that long, and one of them breaks a word of the table's
+    literals in two pieces that are not both words of them, each row that long is joined to
+    the next with nothing between; otherwise the message is left as it is (its line breaks
+    read as spaces). The box does the same (``docs/_static/error-box.js``).
+
+    >>> line = ("one of the variables needed for gradient computation has been modified by an "
+    ...         "inplace operation: [torch.FloatTensor [20, 1]], which is output 0 of T")
+    >>> rows = [line[n : n + 68] for n in range(0, len(line), 68)]  # a terminal 68 wide
+    >>> rows[0][-6:], rows[1][:6], unwrapped("\\n".join(rows)) == line
+    ('modifi', 'ed by ', True)
+    >>> soft = ("one of the variables needed for gradient computation has been modified\\nby an "
+    ...         "inplace operation: [torch.FloatTensor [3]], which is output 0 of\\nSigmoid, is at "
+    ...         "version 1; expected version 0 instead.")  # an editor's word wrap
+    >>> [len(row) for row in soft.splitlines()], unwrapped(soft) == soft
+    ([70, 70, 53], True)
+    """
+    rows = re.split(r"\r\n?|\n", message)
+    width = max(len(row) for row in rows)
+    breaks = [n for n, row in enumerate(rows[:-1]) if len(row) == width]
+    # one row that long may be any long line: only a word split in two tells a wrap there
+    several = sum(len(row) == width for row in rows) >= 2
+    if width < WRAP_WIDTH or not any(_splits_a_word(rows[n], rows[n + 1], several) for n in breaks):
+        return message
+    joined = [rows[0]]
+    for before, row in pairwise(rows):
+        if len(before) == width:
+            joined[-1] += row
+        else:
+            joined.append(row)
+    return "\n".join(joined)
+
+
+def _splits_a_word(row: str, after: str, punctuation: bool = True) -> bool:
+    """Whether ``row`` ends and ``after`` starts inside one word of the literals (a small word
+    too) or of a node's name (``TBack`` / ``ward``), in two pieces that are not both words; or,
+    with ``punctuation``, ``after`` starts with what no word wrap puts first (``,`` ``.``
+    ``;`` ``:`` ``)`` ``]``)."""
+    if punctuation and re.match(r"[,.;:)\]]", after) and not row.endswith(" "):
+        return True
+    left, right = re.search("[A-Za-z]+$", row), re.match("[A-Za-z]+", after)
+    if left is None or right is None:
+        return False
+    a, b = left[0].lower(), right[0].lower()
+    # a node's name goes on in lower case (TBack / ward); a new one starts upper (of / Sigmoid)
+    node = right[0][0].islower() and re.fullmatch("[a-z]+backward", a + b) is not None
+    word = a + b in _VOCABULARY or node
+    return word and not (a in _VOCABULARY and b in _VOCABULARY)
+
+
 #: Each literal message of the table: ``(section's number, wording's number, words)``.
 LITERALS: list[tuple[int, int, tuple[str, ...]]] = [
     (k, w, words(read(literal)))
@@ -240,6 +303,10 @@ _FORMS_OF = {
     for number, wording in enumerate(_WORDINGS)
 }
 _OTHERS = [[lit for k2, _, lit in LITERALS if k2 != k] for k, _, _ in LITERALS]
+#: Every word of the literals (those a terminal may break in two, :func:`unwrapped`).
+_VOCABULARY = (frozenset(word for literal in _LITERALS for word in literal) | SMALL_WORDS) - {
+    *WEIGHTLESS
+}
 #: Where each word is in the literals: ``(literal's number, position)``.
 _WHERE: dict[str, list[tuple[int, int]]] = {}
 for _n, _literal in enumerate(_LITERALS):

@@ -36,7 +36,7 @@ from ._error_kinds import (
     Wording,
 )
 from ._error_reading import message_of, read
-from ._error_words import MIN_PHRASE, Match, heaviest_runs, matches, pasted
+from ._error_words import MIN_PHRASE, Match, heaviest_runs, matches, pasted, unwrapped
 
 __all__ = ["ERRORS", "ErrorKind", "Explanation", "error_kind", "explain"]
 
@@ -267,7 +267,7 @@ def explain(error: BaseException | str) -> Explanation:
     False
     """
     message = message_of(error)
-    explained = answer(read(message))
+    explained = answer(read(unwrapped(message)))
     return dataclasses.replace(explained, message=message)
 
 

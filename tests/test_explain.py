@@ -225,13 +225,13 @@ def test_a_weights_transpose_permutation_or_row_prints_asstrided_in_2_13() -> No
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
-def test_a_saved_weight_of_any_floating_type_is_explained_as_an_optimizer_step(
+def test_a_saved_bfloat16_half_or_float_weight_is_explained_as_an_optimizer_step(
     dtype: torch.dtype,
 ) -> None:
-    """A bfloat16 tensor has no legacy type name: torch prints ``CPUBFloat16Type`` (on a GPU
-    ``CUDABFloat16Type``) where a float32 one prints ``torch.FloatTensor``; a bfloat16 weight
-    stepped between forward and backward gets the step first all the same (before: the op
-    that made it, for a tensor that no op made)."""
+    """Torch's messages print the legacy name (``torch.FloatTensor``) only for the types its
+    table rewrites; a bfloat16 one keeps its backend's, ``CPUBFloat16Type`` (on a GPU
+    ``CUDABFloat16Type``). A bfloat16 weight stepped between forward and backward gets the
+    step first all the same (before: the op that made it, for a tensor that no op made)."""
     layer = torch.nn.Conv1d(2, 3, 3).to(dtype)  # saves its weight itself: a leaf
     x = torch.randn(1, 2, 8, dtype=dtype, requires_grad=True)
     loss = layer(x).sum()
@@ -243,6 +243,40 @@ def test_a_saved_weight_of_any_floating_type_is_explained_as_an_optimizer_step(
     assert keys[0] == "step-between", (str(raised.value), keys)
     cuda = str(raised.value).replace("CPUBFloat16Type", "CUDABFloat16Type")
     assert explain(cuda).causes[0].key == "step-between"
+
+
+@pytest.mark.parametrize(
+    ("name", "first"),
+    [
+        ("MPSFloatType", "step-between"),
+        ("XPUHalfType", "step-between"),
+        ("CPUComplexFloatType", "step-between"),
+        ("CUDAFloat8_e4m3fnType", "step-between"),
+        ("MPSLongType", "index-written"),
+        ("CUDABoolType", "index-written"),
+        ("torch.cuda.ByteTensor", "index-written"),
+    ],
+)
+def test_a_saved_leaf_is_read_by_its_type_under_any_backends_name(name: str, first: str) -> None:
+    """A leaf's type as torch names it off the CPU and CUDA's legacy table (Apple's MPS, XPU,
+    complex and float8 types): a floating one is a weight, an integer or boolean one an index
+    or a mask (before: the op that made it, for a tensor that no op made)."""
+    message = (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{name} [3, 4]] is at version 1; expected version 0 instead."
+    )
+    assert explain(message).causes[0].key == first
+
+
+def test_a_mask_written_after_torch_where_saved_it_is_explained_as_an_index() -> None:
+    """A boolean tensor prints ``CPUBoolType``; ``torch.where`` saves its condition."""
+    x = torch.ones(3, requires_grad=True)
+    mask = torch.tensor([True, False, True])
+    y = torch.where(mask, x, 2 * x)
+    mask.logical_not_()
+    with pytest.raises(RuntimeError, match=r"\[CPUBoolType \[3\]\] is at version 1") as raised:
+        y.sum().backward()
+    assert [cause.key for cause in explain(raised.value).causes] == ["index-written"]
 
 
 @pytest.mark.parametrize("node", ["BroadcastBackward", "BroadcastBackward0", "Broadcast"])

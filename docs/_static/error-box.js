@@ -21,32 +21,41 @@
   function unwrapped(table, message) {
     const rows = message.split(/\r\n?|\n/);
     const lengths = rows.map((row) => Array.from(row).length);
-    const width = Math.max(...lengths);
-    // one row that long may be any long line: only a word split in two tells a wrap there
-    const several = lengths.filter((n) => n === width).length >= 2;
+    let width = 0;
+    let count = 0;
+    for (const n of lengths) {
+      if (n > width) [width, count] = [n, 1];
+      else if (n === width) count += 1;
+    }
+    if (width < table.words.wrapWidth) return message;
     const vocabulary = new Set(table.words.literals.flat().concat(table.words.small));
     for (const word of table.words.weightless) vocabulary.delete(word);
-    const splitsAWord = (row, after) => {
-      if (several && /^[,.;:)\]]/.test(after) && !row.endsWith(" ")) return true;
-      const left = /[A-Za-z]+$/.exec(row);
-      const right = /^[A-Za-z]+/.exec(after);
-      if (!left || !right) return false;
+    // 2: a word split into two pieces neither of which is a word; 1: one is; 0: no such
+    // split; -1: two words with no space between (an editor's break), as _split_word()
+    const splitWord = (row, after) => {
+      const left = /[A-Za-z]+$/.exec(row.slice(-40));
+      const right = /^[A-Za-z]+/.exec(after.slice(0, 40));
+      if (!left || !right) return 0;
       const a = left[0].toLowerCase();
       const b = right[0].toLowerCase();
       // a node's name goes on in lower case (TBack / ward); a new one starts upper (of / Sigmoid)
       const node = /^[a-z]/.test(right[0]) && /^[a-z]+backward$/.test(a + b);
-      const word = vocabulary.has(a + b) || node;
-      return word && !(vocabulary.has(a) && vocabulary.has(b));
+      const words = (vocabulary.has(a) ? 1 : 0) + (vocabulary.has(b) ? 1 : 0);
+      if (!(vocabulary.has(a + b) || node)) return words === 2 ? -1 : 0;
+      return 2 - words;
     };
-    let any = false;
-    for (let i = 0; i + 1 < rows.length; i++) {
-      if (lengths[i] === width && splitsAWord(rows[i], rows[i + 1])) any = true;
+    const splits = [];
+    for (let i = 1; i < rows.length; i++) {
+      splits.push(lengths[i - 1] === width ? splitWord(rows[i - 1], rows[i]) : 0);
     }
-    if (width < table.words.wrapWidth || !any) return message;
+    const every = count >= 2 && splits.includes(2) && !splits.includes(-1);
     const joined = [rows[0]];
     for (let i = 1; i < rows.length; i++) {
-      if (lengths[i - 1] === width) joined[joined.length - 1] += rows[i];
-      else joined.push(rows[i]);
+      if (splits[i - 1] > 0 || (every && lengths[i - 1] === width)) {
+        joined[joined.length - 1] += rows[i];
+      } else {
+        joined.push(rows[i]);
+      }
     }
     return joined.join("\n");
   }

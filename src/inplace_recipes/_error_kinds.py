@@ -128,8 +128,9 @@ class ErrorKind:
 _VIEW_NODES = r"(?:AsStrided?|T|Transpose|Permute|View|Expand|Select|Slice|Unsqueeze|Squeeze)"
 #: The views of a weight that ops save: a two-dimensional one of these (or a leaf, whose
 #: message names no node) is most often a layer's weight. Torch 1.x names nn.Linear's saved
-#: transpose "TBackward"; 2.13 names a transpose, a permutation or a row of a written tensor
-#: "AsStrided" (an activation's as well as a weight's: there the rule cannot tell them apart).
+#: transpose "TBackward"; 2.13 names any strided view of a written tensor "AsStrided" (a slice,
+#: a transpose, a reshape; a complex tensor's conj() prints "Conj"), an activation's as well
+#: as a weight's: in 2.13's messages the rule cannot tell them apart.
 #: In older releases' messages, a two-dimensional Select, Slice, Squeeze or View is most
 #: often an activation's (in the scored real-message sets, none of 3 such threads was a step).
 _WEIGHT_VIEW_NODES = r"(?:AsStrided?|T|Transpose|Permute)"
@@ -137,9 +138,14 @@ _WEIGHT_VIEW_NODES = r"(?:AsStrided?|T|Transpose|Permute)"
 #: ``torch.nn.parallel._functions.Broadcast``; the copy on the first device shares the
 #: parameter's storage and version counter): a saved "output N of BroadcastBackward" is a weight.
 _REPLICA_NODES = r"Broadcast"
-#: A floating type's name in the message: torch.FloatTensor, torch.cuda.HalfTensor, ...; a type
-#: without a legacy tensor name prints its backend's (CPUBFloat16Type, CUDABFloat16Type).
-_FLOATING_TYPES = r"(?:(?:Float|Half|Double|BFloat16)Tensor|[A-Z]{2,10}BFloat16Type)"
+#: A floating (or complex) type's name in the message. Torch's messages print the legacy name
+#: (torch.FloatTensor, torch.cuda.HalfTensor) only for the CPU and CUDA types its table
+#: rewrites (torch/csrc/Exceptions.cpp: Byte to Double); any other keeps its backend's name
+#: (CPUBFloat16Type, CUDABFloat16Type, MPSFloatType, CPUComplexFloatType, CPUFloat8_e4m3fnType).
+_FLOATING_TYPES = (
+    r"(?:(?:Float|Half|Double|BFloat16)Tensor|"
+    r"[A-Z][A-Za-z0-9]{1,20}(?:Float|Half|Double|BFloat16|Float8_[a-z0-9]{1,12})Type)"
+)
 #: A saved leaf of a floating type, a saved two-dimensional view (a weight, or its
 #: transpose), or DataParallel's copy of a parameter.
 _SAVED_WEIGHT = (
@@ -150,7 +156,12 @@ _SAVED_WEIGHT = (
 #: A saved one-dimensional leaf on a GPU: what the threads under DistributedDataParallel show.
 _SAVED_BUFFER = r"cuda\.FloatTensor \[\d{1,10}\]\],? is at version"
 _SAVED_VIEW = rf"which is output \d{{1,6}} of {_VIEW_NODES},"
-_SAVED_INDEX = r"(?:Long|Int|Short|Byte|Bool)Tensor \[[\w, ]{0,200}\]\],? is at version"
+#: An integer or boolean type's name, legacy or its backend's (a bool tensor prints CPUBoolType).
+_INDEX_TYPES = (
+    r"(?:(?:Long|Int|Short|Byte|Char|Bool)Tensor|"
+    r"[A-Z][A-Za-z0-9]{1,20}(?:Long|Int|Short|Byte|Char|Bool|UInt\d{1,2})Type)"
+)
+_SAVED_INDEX = rf"{_INDEX_TYPES} \[[\w, ]{{0,200}}\]\],? is at version"
 _SAVED_OP_OUTPUT = rf"which is output \d{{1,6}} of (?!{_VIEW_NODES},|{_REPLICA_NODES},)\w"
 _MULTI_OUTPUT_NODES = r"(?:Unbind|Split|SplitWithSizes|Chunk|UnsafeSplit|UnsafeChunk)"
 _NO_GRAD_TAIL = (
@@ -376,10 +387,11 @@ ERRORS: tuple[ErrorKind, ...] = (
             ),
             Wording(
                 # no other message of torch's (docs/measurements/error-inventory.json) has "has
-                # been modified by an inplace operation"; a paste that only mentions the phrase
-                # ("not modified by an inplace operation") has no "has been". Its words alone do
-                # not tell it: the ONNX exporter's "was modified by in-place operation, but we
-                # cannot find its updated value" has them too
+                # been modified by an inplace operation"; a paste that mentions the phrase in
+                # other words ("not modified by an inplace operation") does not match, one that
+                # says "has been modified by an inplace operation" of its own does. Its words
+                # alone do not tell it: the ONNX exporter's "was modified by in-place operation,
+                # but we cannot find its updated value" has them too
                 "0.3 to 2.13: the message's clause alone, retyped (a title, a first line)",
                 r"\bhas been modified by an? in[- ]?place operation",
                 "has been modified by an inplace operation",
@@ -435,8 +447,9 @@ ERRORS: tuple[ErrorKind, ...] = (
             ),
             Cause(
                 "index-written",
-                "The tensor is an integer tensor: an index that an op saved (x[idx], gather, "
-                "embedding, a loss's targets), written in place after it was used.",
+                "The tensor is an integer or boolean tensor: an index or a mask that an op saved "
+                "(x[idx], gather, embedding, torch.where's condition, a loss's targets), written "
+                "in place after it was used.",
                 "idx = idx.clamp(0, n - 1)  # out of place, instead of idx.clamp_(0, n - 1) on "
                 "an index already used",
                 "out-of-place-rewrite",

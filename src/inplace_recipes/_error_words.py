@@ -235,14 +235,18 @@ WRAP_WIDTH = 60
 def unwrapped(message: str) -> str:
     """``message`` with a terminal's hard wrapping undone.
 
-    A terminal (or a log viewer) that breaks every line at its width W leaves rows of
-    exactly W characters, broken anywhere, mid-word too (``which is o`` / ``utput 0 of``),
-    and keeps every character; an editor's word wrap breaks at a space and drops it
-    (``modified`` / ``by an inplace``). Where the longest row is at least :data:`WRAP_WIDTH`
-    characters, two rows or more are that long, and one of them breaks a word of the table's
-    literals in two pieces that are not both words of them, each row that long is joined to
-    the next with nothing between; otherwise the message is left as it is (its line breaks
-    read as spaces). The box does the same (``docs/_static/error-box.js``).
+    A terminal (or a log viewer) breaks each line where it reaches its width, anywhere, mid-word
+    too (``which is o`` / ``utput 0 of``), and keeps every character; an editor's word wrap
+    breaks at a space and drops it (``modified`` / ``by an inplace``). A row as long as the
+    longest, at least :data:`WRAP_WIDTH` characters, is joined to the next with nothing between
+    where only a terminal breaks so: inside a word of the table's literals or a node's name, in
+    two pieces that are not both words. Where two rows or more are that long and one of them
+    breaks such a word into two pieces that are neither of them a word (``o`` / ``utput``),
+    and none breaks between two words with no space (``and`` / ``its``, which a terminal does
+    not print), the rows are a terminal's, and each of them is joined to the next. Every other
+    line break is left as it is (read as a space). A row with characters two columns wide
+    (CJK) holds fewer characters than the terminal's width: its break is left as it is. The
+    box does the same (``docs/_static/error-box.js``).
 
     >>> line = ("one of the variables needed for gradient computation has been modified by an "
     ...         "inplace operation: [torch.FloatTensor [20, 1]], which is output 0 of T")
@@ -257,35 +261,37 @@ def unwrapped(message: str) -> str:
     """
     rows = re.split(r"\r\n?|\n", message)
     width = max(len(row) for row in rows)
-    breaks = [n for n, row in enumerate(rows[:-1]) if len(row) == width]
-    # one row that long may be any long line: only a word split in two tells a wrap there
-    several = sum(len(row) == width for row in rows) >= 2
-    if width < WRAP_WIDTH or not any(_splits_a_word(rows[n], rows[n + 1], several) for n in breaks):
+    if width < WRAP_WIDTH:
         return message
+    splits = [
+        _split_word(before, row) if len(before) == width else 0 for before, row in pairwise(rows)
+    ]
+    every = sum(len(row) == width for row in rows) >= 2 and 2 in splits and -1 not in splits
     joined = [rows[0]]
-    for before, row in pairwise(rows):
-        if len(before) == width:
+    for n, row in enumerate(rows[1:]):
+        if splits[n] > 0 or (every and len(rows[n]) == width):
             joined[-1] += row
         else:
             joined.append(row)
     return "\n".join(joined)
 
 
-def _splits_a_word(row: str, after: str, punctuation: bool = True) -> bool:
-    """Whether ``row`` ends and ``after`` starts inside one word of the literals (a small word
-    too) or of a node's name (``TBack`` / ``ward``), in two pieces that are not both words; or,
-    with ``punctuation``, ``after`` starts with what no word wrap puts first (``,`` ``.``
-    ``;`` ``:`` ``)`` ``]``)."""
-    if punctuation and re.match(r"[,.;:)\]]", after) and not row.endswith(" "):
-        return True
-    left, right = re.search("[A-Za-z]+$", row), re.match("[A-Za-z]+", after)
+def _split_word(row: str, after: str) -> int:
+    """How surely ``row`` ends and ``after`` starts inside one word of the literals (a small
+    word too) or of a node's name (``TBack`` / ``ward``): 2 where neither piece is a word, 1
+    where one is, 0 where both are or there is no such word; -1 where the pieces are two
+    words and make none (``and`` / ``its``: an editor's break, where a terminal keeps the
+    space). Only the ends of the two rows are read (a word is short)."""
+    left, right = re.search("[A-Za-z]+$", row[-40:]), re.match("[A-Za-z]+", after[:40])
     if left is None or right is None:
-        return False
+        return 0
     a, b = left[0].lower(), right[0].lower()
     # a node's name goes on in lower case (TBack / ward); a new one starts upper (of / Sigmoid)
     node = right[0][0].islower() and re.fullmatch("[a-z]+backward", a + b) is not None
-    word = a + b in _VOCABULARY or node
-    return word and not (a in _VOCABULARY and b in _VOCABULARY)
+    words = (a in _VOCABULARY) + (b in _VOCABULARY)
+    if not (a + b in _VOCABULARY or node):
+        return -1 if words == 2 else 0
+    return 2 - words
 
 
 #: Each literal message of the table: ``(section's number, wording's number, words)``.
